@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Logging: to the journal with structured fields when stderr is connected
+ * to it ($JOURNAL_STREAM), else one line per message on stderr.
+ * Never allocates: the OOM path logs. */
+
+#include <syslog.h>
+
+#include "macro.h"
+
+void log_setup(void);
+void log_set_max_level(int level);
+int log_get_max_level(void);
+bool log_to_journal(void);
+
+/* Returns -abs(error) (or 0 for error == 0), so "return log_error_errno(r, …);" works.
+ * %m in fmt prints strerror(error). */
+int log_internal(int level, int error, const char *file, int line, const char *func,
+                 const char *fmt, ...) _printf_(6, 7);
+
+/* Structured: extra journal fields given as "KEY=value" strings, NULL-terminated,
+ * after the message. On stderr the fields are appended as " KEY=value". */
+int log_struct_internal(int level, const char *message_id, const char *const *fields,
+                        const char *fmt, ...) _printf_(4, 5);
+
+#define log_full_errno(level, error, ...) \
+        log_internal((level), (error), __FILE__, __LINE__, __func__, __VA_ARGS__)
+#define log_full(level, ...) log_full_errno((level), 0, __VA_ARGS__)
+
+#define log_debug(...)   log_full(LOG_DEBUG, __VA_ARGS__)
+#define log_info(...)    log_full(LOG_INFO, __VA_ARGS__)
+#define log_notice(...)  log_full(LOG_NOTICE, __VA_ARGS__)
+#define log_warning(...) log_full(LOG_WARNING, __VA_ARGS__)
+#define log_error(...)   log_full(LOG_ERR, __VA_ARGS__)
+
+#define log_debug_errno(e, ...)   log_full_errno(LOG_DEBUG, (e), __VA_ARGS__)
+#define log_info_errno(e, ...)    log_full_errno(LOG_INFO, (e), __VA_ARGS__)
+#define log_notice_errno(e, ...)  log_full_errno(LOG_NOTICE, (e), __VA_ARGS__)
+#define log_warning_errno(e, ...) log_full_errno(LOG_WARNING, (e), __VA_ARGS__)
+#define log_error_errno(e, ...)   log_full_errno(LOG_ERR, (e), __VA_ARGS__)
+
+#define log_oom() log_error_errno(ENOMEM, "Out of memory.")
+
+/* Stable MESSAGE_IDs (journalctl MESSAGE_ID=…), also listed in vmpressured(8). */
+#define MESSAGE_ID_LEVEL_CHANGE "5b1a1f3c8f0e4d7e9d0a6c2b7e41a001"
+#define MESSAGE_ID_SOURCE       "5b1a1f3c8f0e4d7e9d0a6c2b7e41a002"
+#define MESSAGE_ID_SCOPE_GONE   "5b1a1f3c8f0e4d7e9d0a6c2b7e41a003"
+#define MESSAGE_ID_ACTION       "5b1a1f3c8f0e4d7e9d0a6c2b7e41a004"
+#define MESSAGE_ID_KILL         "5b1a1f3c8f0e4d7e9d0a6c2b7e41a005"

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The level engine: pure. Samples (with their timestamp) in, level changes
+ * out. No I/O, no clock reads, no allocation: it runs on the OOM path.
+ */
+
+#include "macro.h"
+
+typedef enum Level {
+        LEVEL_NONE,             /* "Normal": no pressure */
+        LEVEL_LOW,
+        LEVEL_MEDIUM,
+        LEVEL_OOM,
+        _LEVEL_MAX,
+        _LEVEL_INVALID = -EINVAL,
+} Level;
+
+typedef enum SampleKind {
+        SAMPLE_LEVEL,           /* the kernel named a level: memcg eventfd, PSI trigger, syscall */
+        SAMPLE_RECLAIM,         /* pages scanned/reclaimed since the previous sample (/proc/vmstat) */
+        SAMPLE_HEADROOM,        /* memory still available: MemAvailable+SwapFree, or limit-usage */
+        SAMPLE_OOM,             /* the kernel's own OOM happened (memory.oom_control, oom_kill) */
+        _SAMPLE_KIND_MAX,
+        _SAMPLE_KIND_INVALID = -EINVAL,
+} SampleKind;
+
+typedef struct Sample {
+        SampleKind kind;
+        usec_t timestamp_usec;          /* CLOCK_MONOTONIC when the kernel's notification was read */
+
+        /* SAMPLE_LEVEL */
+        Level level;
+        unsigned index;                 /* 0..100; for level-only sources level_nominal_index() */
+
+        /* SAMPLE_RECLAIM: deltas since the previous sample */
+        uint64_t scanned;
+        uint64_t reclaimed;
+
+        /* SAMPLE_HEADROOM */
+        uint64_t available_bytes;
+        uint64_t total_bytes;
+} Sample;
+
+typedef struct LevelConfig {
+        /* The seed's sysctls: vmpressure_window (pages), _level_medium, _level_oom. */
+        unsigned window_pages;          /* default 256 (1 MiB of 4 KiB pages) */
+        unsigned level_medium;          /* default 60 */
+        unsigned level_oom;             /* default 99 */
+
+        usec_t hold_usec;               /* hysteresis: a level stays this long after its last sample (2 s) */
+        usec_t quiet_usec;              /* back to NONE after this long without any pressure (10 s) */
+        usec_t repeat_usec;             /* same level re-announced at most this often (1 s) */
+
+        /* OOM from headroom: available under max(floor_bytes, total*floor_permyriad/10000).
+         * 0 and 0 disables it. */
+        uint64_t headroom_floor_bytes;          /* default 0 */
+        unsigned headroom_floor_permyriad;      /* default 200 (2 %) */
+} LevelConfig;
+
+typedef struct LevelEvent {
+        Level level;                    /* the new level; LEVEL_NONE is "Normal" */
+        Level previous;
+        unsigned index;
+        bool repeat;                    /* same level announced again (rate limited) */
+        SampleKind cause;               /* what kind of sample caused it (for a drop: the last one) */
+        usec_t timestamp_usec;          /* the causing sample's time, or the tick's time for a drop */
+} LevelEvent;
+
+typedef struct LevelEngine {
+        LevelConfig config;
+        Level current;
+        unsigned index;
+        usec_t last_seen_usec[_LEVEL_MAX];      /* last sample at or above each level; 0 = never */
+        usec_t last_emit_usec;
+        uint64_t window_scanned;                /* reclaim accumulated towards one window */
+        uint64_t window_reclaimed;
+} LevelEngine;
+
+const char *level_to_string(Level l);
+Level level_from_string(const char *s);
+const char *sample_kind_to_string(SampleKind k);
+
+void level_config_init(LevelConfig *c);
+/* 0, or -EINVAL when the values cannot work together (medium > oom, window 0, …). */
+int level_config_validate(const LevelConfig *c);
+
+/* The seed's reclaimer inefficiency index, bit-exact with mm/vmpressure.c:
+ *   p = win - (reclaimed * win / scanned); p = p * 100 / win
+ * reclaimed is clamped to scanned; scanned == 0 gives 0. */
+unsigned vmpressure_calc_index(unsigned window, uint64_t scanned, uint64_t reclaimed);
+/* index >= level_oom → OOM, >= level_medium → MEDIUM, else LOW (the seed's vmpressure_level()). */
+Level level_from_index(const LevelConfig *c, unsigned index);
+/* What index a level-only sample reports: LOW 0, MEDIUM level_medium, OOM 100. */
+unsigned level_nominal_index(const LevelConfig *c, Level l);
+
+/* The seed's ABI values: LEVEL_LOW ↔ VMPRESSURE_LOW, …; LEVEL_NONE → 0. */
+uint32_t level_to_vmpressure(Level l);
+/* Exactly one of the three VMPRESSURE_* values, else -EINVAL (the seed's EINVAL for a bad threshold). */
+int level_from_vmpressure(uint32_t value, Level *ret);
+/* The seed's threshold semantics: delivered when level >= threshold (and level is not NONE). */
+bool level_passes_threshold(Level level, Level threshold);
+
+void level_engine_init(LevelEngine *e, const LevelConfig *c);
+/* Feeds one sample. Returns 1 and fills *ret when a level change or a
+ * (rate-limited) repeat is to be announced, 0 otherwise. */
+int level_engine_feed(LevelEngine *e, const Sample *s, LevelEvent *ret);
+/* Time has passed with no sample. Returns 1 and fills *ret when the level drops. */
+int level_engine_tick(LevelEngine *e, usec_t now_usec, LevelEvent *ret);
+/* When level_engine_tick() next has something to do; USEC_INFINITY when at NONE. */
+usec_t level_engine_next_deadline(const LevelEngine *e);

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Sources turn the kernel's memory-pressure notifications into Samples.
+ * All four implement SourceOps; the manager tries them in the order of
+ * SourceType (best first) and logs why a better one was unavailable.
+ */
+
+#include <limits.h>
+#include <systemd/sd-event.h>
+
+#include "level.h"
+
+typedef enum SourceType {
+        SOURCE_SYSCALL,         /* vmpressure_fd(2), only where the kernel advertises it */
+        SOURCE_MEMCG,           /* cgroup v1 memory.pressure_level + memory.oom_control eventfds */
+        SOURCE_PSI,             /* PSI triggers: /proc/pressure/memory, cgroup2 memory.pressure */
+        SOURCE_VMSTAT,          /* poll /proc/vmstat (or cgroup2 memory.stat): the seed's index */
+        _SOURCE_TYPE_MAX,
+        _SOURCE_TYPE_INVALID = -EINVAL,
+} SourceType;
+
+const char *source_type_to_string(SourceType t);
+SourceType source_type_from_string(const char *s);
+
+/* Where this kernel keeps its files, found once at start-up. */
+typedef struct SourceEnv {
+        char proc_root[64];             /* "/proc" */
+        char memcg_v1_root[PATH_MAX];   /* "/sys/fs/cgroup/memory", "" when not mounted */
+        char cgroup2_root[PATH_MAX];    /* "/sys/fs/cgroup/unified" (hybrid) or "/sys/fs/cgroup", "" if none */
+} SourceEnv;
+
+/* Reads /proc/self/mountinfo. 0, or negative errno. */
+int source_env_detect(SourceEnv *ret);
+
+typedef struct PsiConfig {
+        usec_t window_usec;             /* trigger window; retried as 2 s when the kernel refuses it */
+        usec_t stall_usec[_LEVEL_MAX];  /* [LOW], [MEDIUM]: "some" stall per window; [OOM]: "full" */
+} PsiConfig;
+
+typedef struct PollConfig {
+        usec_t idle_usec;               /* poll interval at level NONE */
+        usec_t busy_usec;               /* poll interval under pressure */
+} PollConfig;
+
+typedef struct SourceParams {
+        long syscall_nr;                /* vmpressure_fd number; -1: not configured, never guessed */
+        PsiConfig psi;
+        PollConfig poll;
+} SourceParams;
+
+typedef struct Source Source;
+
+typedef void (*source_sample_handler_t)(Source *s, const Sample *sample, void *userdata);
+/* The watched cgroup went away or the kernel's fd broke; the source is dead
+ * afterwards and the owner frees it. error is a negative errno. */
+typedef void (*source_gone_handler_t)(Source *s, int error, void *userdata);
+
+typedef struct SourceOps {
+        SourceType type;
+        size_t size;                    /* of the implementation's struct, which starts with Source */
+        /* 0, or negative errno with a sentence in reason saying why it is unavailable. */
+        int (*open)(Source *s, char *reason, size_t reason_size);
+        void (*close)(Source *s);       /* releases what open() made; safe after a failed open() */
+        void (*set_busy)(Source *s, bool busy); /* adapt polling; NULL for event-driven sources */
+} SourceOps;
+
+struct Source {
+        const SourceOps *ops;
+        sd_event *event;
+        const SourceEnv *env;
+        const SourceParams *params;
+        const LevelConfig *level;
+        char scope[256];                /* "-.slice" for the system, else the unit or cgroup name */
+        char cgroup[PATH_MAX];          /* "" for the system, else the path below the hierarchy root */
+        source_sample_handler_t on_sample;
+        source_gone_handler_t on_gone;
+        void *userdata;
+};
+
+typedef struct SourceTarget {
+        const char *scope;
+        const char *cgroup;             /* NULL or "" for the whole system; no leading '/' needed */
+} SourceTarget;
+
+/* Opens one source of the given type. 0, or negative errno with reason filled in. */
+int source_new(SourceType type,
+               sd_event *event,
+               const SourceEnv *env,
+               const SourceParams *params,
+               const LevelConfig *level,
+               const SourceTarget *target,
+               source_sample_handler_t on_sample,
+               source_gone_handler_t on_gone,
+               void *userdata,
+               Source **ret,
+               char *reason,
+               size_t reason_size);
+Source *source_free(Source *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Source *, source_free);
+void source_set_busy(Source *s, bool busy);
+
+/* Helpers the implementations share. */
+usec_t source_now_usec(void);           /* CLOCK_MONOTONIC, for Sample.timestamp_usec */
+void source_emit(Source *s, const Sample *sample);
+void source_gone(Source *s, int error);
+
+extern const SourceOps source_syscall_ops;
+extern const SourceOps source_memcg_ops;
+extern const SourceOps source_psi_ops;
+extern const SourceOps source_vmstat_ops;
+
+/* Headroom for SAMPLE_HEADROOM: the system (cgroup NULL/""): MemAvailable +
+ * SwapFree of MemTotal + SwapTotal; a cgroup: limit - (usage - inactive_file).
+ * -ENODATA when the cgroup has no limit. Reads into a caller's buffer: no allocation. */
+int headroom_read(const SourceEnv *env, const char *cgroup, char *buf, size_t buf_size,
+                  uint64_t *ret_available_bytes, uint64_t *ret_total_bytes);
