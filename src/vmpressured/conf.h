@@ -9,6 +9,15 @@
 
 #define CONFIG_WATCH_MAX 32
 
+/* [Daemon] LowMemoryMonitor=: also own org.freedesktop.LowMemoryMonitor for GLib. */
+typedef enum LowMemoryMonitorMode {
+        LOW_MEMORY_MONITOR_NO,
+        LOW_MEMORY_MONITOR_YES,         /* queue for the name if another service holds it */
+        LOW_MEMORY_MONITOR_AUTO,        /* only when nobody else holds it */
+        _LOW_MEMORY_MONITOR_MAX,
+        _LOW_MEMORY_MONITOR_INVALID = -EINVAL,
+} LowMemoryMonitorMode;
+
 typedef struct Config {
         SourceType source;              /* _SOURCE_TYPE_INVALID: the best available */
         SourceParams params;            /* syscall number, PSI, polling */
@@ -17,6 +26,8 @@ typedef struct Config {
         size_t n_watch;
         int log_level;                  /* syslog priority, LOG_INFO by default */
         bool dry_run;
+        LowMemoryMonitorMode low_memory_monitor;        /* auto by default */
+        unsigned max_subscribers;       /* Subscribe() descriptors at once, 4096 by default */
 } Config;
 
 void config_init(Config *c);
@@ -32,3 +43,5 @@ int config_add_watch(Config *c, const char *cgroup);
 /* Values in the man page: */
 int log_level_from_string(const char *s);               /* "debug"…"emerg" or 0..7; -EINVAL */
 const char *log_level_to_string(int level);
+const char *low_memory_monitor_mode_to_string(LowMemoryMonitorMode m);
+LowMemoryMonitorMode low_memory_monitor_mode_from_string(const char *s);      /* also yes/no booleans */

@@ -9,8 +9,8 @@ void diag_clear(Diagnostics *d) {
 }
 
 void diag_add(Diagnostics *d, const char *file, unsigned line, const char *fmt, ...) {
-        char text[DIAG_LEN];
         va_list ap;
+        int n;
 
         if (!d)
                 return;
@@ -19,14 +19,19 @@ void diag_add(Diagnostics *d, const char *file, unsigned line, const char *fmt, 
                 return;
         }
 
-        va_start(ap, fmt);
-        (void) vsnprintf(text, sizeof(text), fmt, ap);
-        va_end(ap);
-
+        /* The prefix first, then the message into what is left: a long
+         * message is cut at DIAG_LEN, never the file:line that locates it. */
         if (line > 0)
-                (void) snprintf(d->msg[d->n], DIAG_LEN, "%s:%u: %s", file ?: "<input>", line, text);
+                n = snprintf(d->msg[d->n], DIAG_LEN, "%s:%u: ", file ?: "<input>", line);
         else
-                (void) snprintf(d->msg[d->n], DIAG_LEN, "%s: %s", file ?: "<input>", text);
+                n = snprintf(d->msg[d->n], DIAG_LEN, "%s: ", file ?: "<input>");
+        if (n < 0)
+                n = 0;
+        if (n < DIAG_LEN) {
+                va_start(ap, fmt);
+                (void) vsnprintf(d->msg[d->n] + n, DIAG_LEN - (size_t) n, fmt, ap);
+                va_end(ap);
+        }
         d->n++;
 }
 

@@ -1,2 +1,345 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+/*
+ * The level engine. Pure: no I/O, no clock, no allocation, no logging. It
+ * runs on the OOM path, and the tests drive it with hand-advanced time.
+ *
+ * Time rules, all in the timestamps the caller passes in:
+ *  - a rise is announced at once;
+ *  - MEDIUM and OOM are held for hold_usec after their last sample, LOW for
+ *    quiet_usec (then "Normal"), so a level does not flap at every sample
+ *    that lands just under a threshold;
+ *  - the same level is announced again at most every repeat_usec.
+ * A level "expires" at exactly last_seen + hold: "held for 2 s" means the
+ * sample at 2 s after the last one already sees the lower level, and
+ * level_engine_next_deadline() returns that same instant.
+ */
+
+#include <vmpressure.h>
+
+#include "level.h"
+
+static const char *const level_table[_LEVEL_MAX] = {
+        [LEVEL_NONE]   = "none",
+        [LEVEL_LOW]    = "low",
+        [LEVEL_MEDIUM] = "medium",
+        [LEVEL_OOM]    = "oom",
+};
+
+static const char *const sample_kind_table[_SAMPLE_KIND_MAX] = {
+        [SAMPLE_LEVEL]    = "level",
+        [SAMPLE_RECLAIM]  = "reclaim",
+        [SAMPLE_HEADROOM] = "headroom",
+        [SAMPLE_OOM]      = "oom",
+};
+
+const char *level_to_string(Level l) {
+        if (l < 0 || l >= _LEVEL_MAX)
+                return NULL;
+        return level_table[l];
+}
+
+Level level_from_string(const char *s) {
+        return (Level) string_table_lookup(level_table, ELEMENTSOF(level_table), s);
+}
+
+const char *sample_kind_to_string(SampleKind k) {
+        if (k < 0 || k >= _SAMPLE_KIND_MAX)
+                return NULL;
+        return sample_kind_table[k];
+}
+
+SampleKind sample_kind_from_string(const char *s) {
+        return (SampleKind) string_table_lookup(sample_kind_table, ELEMENTSOF(sample_kind_table), s);
+}
+
+void level_config_init(LevelConfig *c) {
+        *c = (LevelConfig) {
+                /* The seed's defaults: SWAP_CLUSTER_MAX * 16 pages, 60, 99. */
+                .window_pages = 256,
+                .level_medium = 60,
+                .level_oom = 99,
+                .hold_usec = 2 * USEC_PER_SEC,
+                .quiet_usec = 10 * USEC_PER_SEC,
+                .repeat_usec = 1 * USEC_PER_SEC,
+                .headroom_floor_bytes = 0,
+                .headroom_floor_permyriad = 200,
+        };
+}
+
+int level_config_validate(const LevelConfig *c) {
+        if (!c)
+                return -EINVAL;
+        /* The index is computed over a window of scanned pages; 0 would divide by 0. */
+        if (c->window_pages == 0)
+                return -EINVAL;
+        /* level_medium 0 would make every reclaim MEDIUM: LOW (index 0, "reclaiming
+         * and every page came back") must stay reachable, as in the seed. */
+        if (c->level_medium < 1 || c->level_medium > c->level_oom || c->level_oom > 100)
+                return -EINVAL;
+        if (c->headroom_floor_permyriad > 10000)
+                return -EINVAL;
+        /* LOW is kept for quiet_usec, the higher levels for hold_usec; a quiet period
+         * shorter than the hold would let LOW expire under a still-held MEDIUM. */
+        if (c->quiet_usec < c->hold_usec)
+                return -EINVAL;
+        return 0;
+}
+
+/* floor(a * b / c) for a <= c, c > 0, so the result is <= b; exact even when
+ * a * b does not fit in 64 bits (window 0 makes the window the scanned count). */
+static uint64_t muldiv_u64(uint64_t a, uint64_t b, uint64_t c) {
+        uint64_t m;
+
+        if (!__builtin_mul_overflow(a, b, &m))
+                return m / c;
+#ifdef __SIZEOF_INT128__
+        return (uint64_t) ((unsigned __int128) a * b / c);
+#else
+        /* No 128-bit type: scale a and c down together until it fits. Loses
+         * precision only for counts above 2^56 pages, which no machine scans. */
+        while (__builtin_mul_overflow(a, b, &m)) {
+                a >>= 1;
+                c >>= 1;
+        }
+        return c > 0 ? m / c : b;
+#endif
+}
+
+unsigned vmpressure_calc_index(unsigned window, uint64_t scanned, uint64_t reclaimed) {
+        uint64_t win, p;
+
+        if (scanned == 0)
+                return 0;
+        /* Pages freed by other paths (e.g. a process exiting) can be counted as
+         * reclaimed on the same tick; more than scanned would wrap p. */
+        reclaimed = MIN(reclaimed, scanned);
+        win = window > 0 ? window : scanned;
+
+        /* The seed, in 64 bits: p = win - (r * win / s); p = p * 100 / win. */
+        p = win - muldiv_u64(reclaimed, win, scanned);
+        return (unsigned) muldiv_u64(p, 100, win);
+}
+
+Level level_from_index(const LevelConfig *c, unsigned index) {
+        if (index >= c->level_oom)
+                return LEVEL_OOM;
+        if (index >= c->level_medium)
+                return LEVEL_MEDIUM;
+        return LEVEL_LOW;
+}
+
+unsigned level_nominal_index(const LevelConfig *c, Level l) {
+        switch (l) {
+        case LEVEL_MEDIUM:
+                return c->level_medium;
+        case LEVEL_OOM:
+                return 100;
+        default:
+                return 0;
+        }
+}
+
+uint32_t level_to_vmpressure(Level l) {
+        switch (l) {
+        case LEVEL_LOW:
+                return VMPRESSURE_LOW;
+        case LEVEL_MEDIUM:
+                return VMPRESSURE_MEDIUM;
+        case LEVEL_OOM:
+                return VMPRESSURE_OOM;
+        default:
+                return 0;
+        }
+}
+
+int level_from_vmpressure(uint32_t value, Level *ret) {
+        Level l;
+
+        /* The values are bits, but a threshold is one level, never a mask. */
+        switch (value) {
+        case VMPRESSURE_LOW:
+                l = LEVEL_LOW;
+                break;
+        case VMPRESSURE_MEDIUM:
+                l = LEVEL_MEDIUM;
+                break;
+        case VMPRESSURE_OOM:
+                l = LEVEL_OOM;
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (ret)
+                *ret = l;
+        return 0;
+}
+
+bool level_passes_threshold(Level level, Level threshold) {
+        return level != LEVEL_NONE && level >= threshold;
+}
+
+/* Timestamps from different sources may arrive slightly out of order: never
+ * let a difference wrap around to "a very long time ago". */
+static usec_t usec_sub(usec_t a, usec_t b) {
+        return a > b ? a - b : 0;
+}
+
+static usec_t usec_add(usec_t a, usec_t b) {
+        return a > USEC_INFINITY - b ? USEC_INFINITY : a + b;
+}
+
+void level_engine_init(LevelEngine *e, const LevelConfig *c) {
+        *e = (LevelEngine) {
+                .current = LEVEL_NONE,
+                .last_cause = SAMPLE_LEVEL,
+        };
+        if (c)
+                e->config = *c;
+        else
+                level_config_init(&e->config);
+}
+
+/* total * permyriad / 10000 without overflowing for any total. */
+static uint64_t headroom_floor(const LevelConfig *c, uint64_t total_bytes) {
+        uint64_t by_share = total_bytes / 10000 * c->headroom_floor_permyriad +
+                            total_bytes % 10000 * c->headroom_floor_permyriad / 10000;
+
+        return MAX(c->headroom_floor_bytes, by_share);
+}
+
+/* Adds reclaim to the window; a level only once a whole window was scanned, as
+ * the seed schedules its work only when scanned >= vmpressure_win. */
+static Level engine_reclaim(LevelEngine *e, const Sample *s, unsigned *ret_index) {
+        unsigned index;
+
+        /* Saturate: a wrapped accumulator would report a window of nothing. */
+        e->window_scanned = __builtin_add_overflow(e->window_scanned, s->scanned, &e->window_scanned) ?
+                UINT64_MAX : e->window_scanned;
+        e->window_reclaimed = __builtin_add_overflow(e->window_reclaimed, s->reclaimed, &e->window_reclaimed) ?
+                UINT64_MAX : e->window_reclaimed;
+
+        /* scanned == 0 is an idle poll, never a level (also with window 0). */
+        if (e->window_scanned == 0 || e->window_scanned < e->config.window_pages)
+                return LEVEL_NONE;
+
+        index = vmpressure_calc_index(e->config.window_pages, e->window_scanned, e->window_reclaimed);
+        e->window_scanned = e->window_reclaimed = 0;
+        *ret_index = index;
+        return level_from_index(&e->config, index);
+}
+
+/* What level a sample stands for, LEVEL_NONE for "nothing to say", or -EINVAL. */
+static Level engine_classify(LevelEngine *e, const Sample *s, unsigned *ret_index) {
+        switch (s->kind) {
+        case SAMPLE_LEVEL:
+                if (s->level < 0 || s->level >= _LEVEL_MAX)
+                        return _LEVEL_INVALID;
+                *ret_index = MIN(s->index, 100u);
+                return s->level;
+        case SAMPLE_OOM:
+                *ret_index = 100;
+                return LEVEL_OOM;
+        case SAMPLE_RECLAIM:
+                return engine_reclaim(e, s, ret_index);
+        case SAMPLE_HEADROOM:
+                if (s->available_bytes >= headroom_floor(&e->config, s->total_bytes))
+                        return LEVEL_NONE;
+                *ret_index = 100;
+                return LEVEL_OOM;
+        default:
+                return _LEVEL_INVALID;
+        }
+}
+
+/* The highest level still in force at now. */
+static Level engine_effective(const LevelEngine *e, usec_t now) {
+        for (Level l = LEVEL_OOM; l >= LEVEL_MEDIUM; l--)
+                if (e->seen[l] && usec_sub(now, e->last_seen_usec[l]) < e->config.hold_usec)
+                        return l;
+        if (e->seen[LEVEL_LOW] && usec_sub(now, e->last_seen_usec[LEVEL_LOW]) < e->config.quiet_usec)
+                return LEVEL_LOW;
+        return LEVEL_NONE;
+}
+
+static int engine_emit(LevelEngine *e, Level level, unsigned index, bool repeat,
+                       SampleKind cause, usec_t ts, LevelEvent *ret) {
+        if (ret)
+                *ret = (LevelEvent) {
+                        .level = level,
+                        .previous = e->current,
+                        .index = index,
+                        .repeat = repeat,
+                        .cause = cause,
+                        .timestamp_usec = ts,
+                };
+        e->current = level;
+        e->index = index;
+        e->last_emit_usec = MAX(e->last_emit_usec, ts);
+        return 1;
+}
+
+int level_engine_feed(LevelEngine *e, const Sample *s, LevelEvent *ret) {
+        usec_t ts;
+        unsigned index = 0;
+        Level level, next;
+
+        if (!e || !s)
+                return -EINVAL;
+
+        level = engine_classify(e, s, &index);
+        if (level < 0)
+                return -EINVAL;
+        if (level == LEVEL_NONE)
+                return 0;
+
+        /* A sample at L is also a sample at every level below it: LOW stays for
+         * the quiet period after the last MEDIUM or OOM too. */
+        ts = s->timestamp_usec;
+        for (Level l = LEVEL_LOW; l <= level; l++) {
+                e->last_seen_usec[l] = e->seen[l] ? MAX(e->last_seen_usec[l], ts) : ts;
+                e->seen[l] = true;
+        }
+        e->last_cause = s->kind;
+
+        if (level > e->current)
+                return engine_emit(e, level, index, false, s->kind, ts, ret);
+
+        if (level == e->current) {
+                if (usec_sub(ts, e->last_emit_usec) < e->config.repeat_usec)
+                        return 0;
+                return engine_emit(e, level, index, true, s->kind, ts, ret);
+        }
+
+        /* Lower than the current level: hysteresis. */
+        if (usec_sub(ts, e->last_seen_usec[e->current]) < e->config.hold_usec)
+                return 0;
+        /* An intermediate level may still be held (OOM expired, MEDIUM not yet). */
+        next = MAX(level, engine_effective(e, ts));
+        return engine_emit(e, next, next == level ? index : level_nominal_index(&e->config, next),
+                           false, s->kind, ts, ret);
+}
+
+int level_engine_tick(LevelEngine *e, usec_t now_usec, LevelEvent *ret) {
+        Level next;
+
+        if (!e)
+                return -EINVAL;
+        if (e->current == LEVEL_NONE)
+                return 0;
+
+        next = engine_effective(e, now_usec);
+        if (next >= e->current)
+                return 0;
+
+        return engine_emit(e, next, level_nominal_index(&e->config, next), false,
+                           e->last_cause, now_usec, ret);
+}
+
+usec_t level_engine_next_deadline(const LevelEngine *e) {
+        Level l = e->current;
+
+        if (l <= LEVEL_NONE || l >= _LEVEL_MAX)
+                return USEC_INFINITY;
+        return usec_add(e->last_seen_usec[l],
+                        l == LEVEL_LOW ? e->config.quiet_usec : e->config.hold_usec);
+}

@@ -71,9 +71,13 @@ typedef struct LevelEvent {
 typedef struct LevelEngine {
         LevelConfig config;
         Level current;
-        unsigned index;
-        usec_t last_seen_usec[_LEVEL_MAX];      /* last sample at or above each level; 0 = never */
-        usec_t last_emit_usec;
+        unsigned index;                         /* of the last emitted event */
+        /* Last sample at or above each level. Time 0 is a valid timestamp (tests and
+         * CLOCK_MONOTONIC right after boot), so "never" is seen[l] == false, not 0. */
+        usec_t last_seen_usec[_LEVEL_MAX];
+        bool seen[_LEVEL_MAX];
+        usec_t last_emit_usec;                  /* valid whenever current > LEVEL_NONE */
+        SampleKind last_cause;                  /* kind of the last sample that had a level */
         uint64_t window_scanned;                /* reclaim accumulated towards one window */
         uint64_t window_reclaimed;
 } LevelEngine;
@@ -81,6 +85,7 @@ typedef struct LevelEngine {
 const char *level_to_string(Level l);
 Level level_from_string(const char *s);
 const char *sample_kind_to_string(SampleKind k);
+SampleKind sample_kind_from_string(const char *s);
 
 void level_config_init(LevelConfig *c);
 /* 0, or -EINVAL when the values cannot work together (medium > oom, window 0, …). */
@@ -104,7 +109,8 @@ bool level_passes_threshold(Level level, Level threshold);
 
 void level_engine_init(LevelEngine *e, const LevelConfig *c);
 /* Feeds one sample. Returns 1 and fills *ret when a level change or a
- * (rate-limited) repeat is to be announced, 0 otherwise. */
+ * (rate-limited) repeat is to be announced, 0 otherwise; -EINVAL for a
+ * sample of unknown kind or level (state unchanged). */
 int level_engine_feed(LevelEngine *e, const Sample *s, LevelEvent *ret);
 /* Time has passed with no sample. Returns 1 and fills *ret when the level drops. */
 int level_engine_tick(LevelEngine *e, usec_t now_usec, LevelEvent *ret);

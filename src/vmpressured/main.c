@@ -1,1 +1,307 @@
-int main(void) { return 0; }
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <getopt.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "config.h"
+#include "conf.h"
+#include "bus.h"
+#include "caps.h"
+#include "log.h"
+#include "manager.h"
+#include "memory.h"
+
+/* A config file is a few hundred bytes; anything this large is a mistake. */
+#define CONFIG_FILE_MAX (1024 * 1024)
+
+typedef struct Args {
+        const char *config_path;
+        bool config_path_explicit;
+        const char *source;
+        const char *watch[CONFIG_WATCH_MAX];
+        size_t n_watch;
+        const char *syscall_nr;
+        const char *log_level;
+        bool dry_run;
+        bool print_events;
+        bool check_config;
+} Args;
+
+static void help(void) {
+        printf("vmpressured [OPTIONS...]\n\n"
+               "Turns the kernel's memory-pressure notifications into the levels\n"
+               "LOW, MEDIUM, OOM and back to NORMAL.\n\n"
+               "  -c --config=PATH       Configuration file (default %s)\n"
+               "  -s --source=SOURCE     auto, syscall, memcg, psi or vmstat\n"
+               "  -w --watch=CGROUP      Also watch this cgroup (path below the root); repeatable\n"
+               "     --syscall-nr=N      vmpressure_fd syscall number, where the kernel has one\n"
+               "  -l --log-level=LEVEL   emerg … debug\n"
+               "  -n --dry-run           Decide, but change nothing on the system\n"
+               "  -p --print-events      Print sources and level changes on stdout\n"
+               "     --check-config      Parse the configuration and exit\n"
+               "  -h --help              Show this help\n"
+               "     --version           Show the version\n\n"
+               "See vmpressured(8) and vmpressured.conf(5).\n", CONFIG_FILE);
+}
+
+enum { ARG_SYSCALL_NR = 0x100, ARG_CHECK_CONFIG, ARG_VERSION };
+
+/* 0 to run, 1 to exit 0 (help, version), negative errno on bad usage. */
+static int parse_argv(int argc, char *argv[], Args *a) {
+        static const struct option options[] = {
+                { "config",       required_argument, NULL, 'c' },
+                { "source",       required_argument, NULL, 's' },
+                { "watch",        required_argument, NULL, 'w' },
+                { "syscall-nr",   required_argument, NULL, ARG_SYSCALL_NR },
+                { "log-level",    required_argument, NULL, 'l' },
+                { "dry-run",      no_argument,       NULL, 'n' },
+                { "print-events", no_argument,       NULL, 'p' },
+                { "check-config", no_argument,       NULL, ARG_CHECK_CONFIG },
+                { "help",         no_argument,       NULL, 'h' },
+                { "version",      no_argument,       NULL, ARG_VERSION },
+                {}
+        };
+        int c;
+
+        a->config_path = CONFIG_FILE;
+        while ((c = getopt_long(argc, argv, "c:s:w:l:nph", options, NULL)) >= 0)
+                switch (c) {
+                case 'c':
+                        a->config_path = optarg;
+                        a->config_path_explicit = true;
+                        break;
+                case 's':
+                        a->source = optarg;
+                        break;
+                case 'w':
+                        if (a->n_watch >= CONFIG_WATCH_MAX) {
+                                fprintf(stderr, "Too many --watch= (at most %d).\n", CONFIG_WATCH_MAX);
+                                return -E2BIG;
+                        }
+                        a->watch[a->n_watch++] = optarg;
+                        break;
+                case ARG_SYSCALL_NR:
+                        a->syscall_nr = optarg;
+                        break;
+                case 'l':
+                        a->log_level = optarg;
+                        break;
+                case 'n':
+                        a->dry_run = true;
+                        break;
+                case 'p':
+                        a->print_events = true;
+                        break;
+                case ARG_CHECK_CONFIG:
+                        a->check_config = true;
+                        break;
+                case 'h':
+                        help();
+                        return 1;
+                case ARG_VERSION:
+                        printf("vmpressured %s\n", PACKAGE_VERSION);
+                        return 1;
+                default:
+                        return -EINVAL;
+                }
+        if (optind < argc) {
+                fprintf(stderr, "Unexpected argument: %s\n", argv[optind]);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* Reads the whole file; -ENOENT is the caller's to judge. */
+static int read_config_file(const char *path, char **ret, size_t *ret_len) {
+        _cleanup_(closep) int fd = -EBADF;
+        _cleanup_(freep) char *buf = NULL;
+        size_t len = 0;
+        struct stat st;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        /* -c /dev/null is the usual way to say "no configuration, defaults only". */
+        if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))
+                st.st_size = 0;
+        else if (!S_ISREG(st.st_mode))
+                return S_ISDIR(st.st_mode) ? -EISDIR : -EBADFD;
+        if (st.st_size > CONFIG_FILE_MAX)
+                return -EFBIG;
+
+        buf = malloc((size_t) st.st_size + 1);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t n = read(fd, buf + len, (size_t) st.st_size + 1 - len);
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                if (len > (size_t) st.st_size)
+                        return -EFBIG;      /* grew while we read it */
+        }
+        buf[len] = '\0';
+        *ret = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}
+
+static int load_config(const Args *a, Config *c) {
+        _cleanup_(freep) char *text = NULL;
+        Diagnostics *diag;
+        size_t len = 0;
+        int r;
+
+        r = read_config_file(a->config_path, &text, &len);
+        if (r == -ENOENT && !a->config_path_explicit)
+                return 0;       /* no file: the defaults */
+        if (r < 0) {
+                fprintf(stderr, "%s: cannot read: %s\n", a->config_path, strerror(-r));
+                return r;
+        }
+
+        diag = calloc(1, sizeof(Diagnostics));
+        if (!diag)
+                return -ENOMEM;
+        r = config_parse(c, a->config_path, text, len, diag);
+        for (size_t i = 0; i < diag->n; i++)
+                fprintf(stderr, "%s\n", diag->msg[i]);
+        if (diag->n_dropped > 0)
+                fprintf(stderr, "%s: … and %zu more errors.\n", a->config_path, diag->n_dropped);
+        free(diag);
+        return r;
+}
+
+static int apply_args(const Args *a, Config *c) {
+        int r;
+
+        if (a->source) {
+                if (streq(a->source, "auto"))
+                        c->source = _SOURCE_TYPE_INVALID;
+                else if ((c->source = source_type_from_string(a->source)) < 0) {
+                        fprintf(stderr, "Unknown source '%s': expected auto, syscall, memcg, psi or vmstat.\n",
+                                a->source);
+                        return -EINVAL;
+                }
+        }
+        for (size_t i = 0; i < a->n_watch; i++) {
+                r = config_add_watch(c, a->watch[i]);
+                if (r < 0) {
+                        fprintf(stderr, "Cannot watch '%s': %s\n", a->watch[i],
+                                r == -E2BIG ? "too many cgroups" : "not a usable cgroup path");
+                        return r;
+                }
+        }
+        if (a->syscall_nr) {
+                char *end;
+                long nr;
+
+                errno = 0;
+                nr = strtol(a->syscall_nr, &end, 10);
+                if (errno != 0 || end == a->syscall_nr || *end || nr < 0 || nr > 4096) {
+                        fprintf(stderr, "Invalid syscall number '%s'.\n", a->syscall_nr);
+                        return -EINVAL;
+                }
+                c->params.syscall_nr = nr;
+        }
+        if (a->log_level) {
+                r = log_level_from_string(a->log_level);
+                if (r < 0) {
+                        fprintf(stderr, "Invalid log level '%s'.\n", a->log_level);
+                        return r;
+                }
+                c->log_level = r;
+        }
+        if (a->dry_run)
+                c->dry_run = true;
+        return 0;
+}
+
+/* Reload() and SIGHUP: the file again, then the command line over it, as at start-up. */
+static int reload_config(Config *ret, void *userdata) {
+        const Args *a = userdata;
+        int r;
+
+        config_init(ret);
+        r = load_config(a, ret);
+        if (r < 0)
+                return r;
+        return apply_args(a, ret);
+}
+
+/* The daemon must keep running when memory is gone: page in and lock what
+ * it has and will have, with a heap reserve for what sd-bus allocates on
+ * the OOM path (memory.h). Not fatal: unprivileged test runs lack the limit. */
+static void lock_memory(void) {
+        if (memory_reserve() < 0)
+                log_warning("Cannot set aside the heap reserve, continuing without it.");
+        if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+                log_warning_errno(errno, "Cannot lock memory (mlockall), continuing unlocked: %m");
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_(bus_freep) Bus *bus = NULL;   /* freed before the manager it listens to */
+        Args args = {};
+        Config config;
+        int r;
+
+        log_setup();
+        r = parse_argv(argc, argv, &args);
+        if (r != 0)
+                return r > 0 ? EXIT_SUCCESS : 2;
+
+        config_init(&config);
+        r = load_config(&args, &config);
+        if (r < 0)
+                return EXIT_FAILURE;
+        r = apply_args(&args, &config);
+        if (r < 0)
+                return 2;
+        if (args.check_config) {
+                printf("%s: OK\n", args.config_path);
+                return EXIT_SUCCESS;
+        }
+        log_set_max_level(config.log_level);
+
+        /* Line-buffered stdout for --print-events readers; events themselves are write(2)n. */
+        setvbuf(stdout, NULL, _IOLBF, 0);
+
+        r = manager_new(&config, args.print_events, &m);
+        if (r < 0) {
+                log_error_errno(r, "Cannot set up: %m");
+                return EXIT_FAILURE;
+        }
+        r = manager_start(m);
+        if (r < 0) {
+                log_error_errno(r, "Cannot start: %m");
+                return EXIT_FAILURE;
+        }
+        manager_set_config_loader(m, reload_config, &args);
+        lock_memory();
+        /* WATCHDOG=1 at half of the unit's WatchdogSec=; nothing without it. */
+        (void) sd_event_set_watchdog(m->event, true);
+
+        r = bus_new(m, &bus);
+        if (r < 0) {
+                log_error_errno(r, "Cannot set up the bus: %m");
+                return EXIT_FAILURE;
+        }
+        /* Last: everything that needed more privilege is open now. */
+        r = caps_drop_to_runtime();
+        if (r < 0)
+                return EXIT_FAILURE;
+
+        r = manager_run(m);
+        if (r < 0) {
+                log_error_errno(r, "Event loop failed: %m");
+                return EXIT_FAILURE;
+        }
+        return EXIT_SUCCESS;
+}

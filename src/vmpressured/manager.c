@@ -1,2 +1,463 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "manager.h"
+
+static void scope_rearm(Scope *s);
+
+static const char *scope_source_name(const Scope *s) {
+        return s->source_type >= 0 ? source_type_to_string(s->source_type) : "none";
+}
+
+/* One line per event on stdout for --print-events: formatted into a stack
+ * buffer and written with write(2), so stdio never allocates on the OOM path. */
+static void print_line(Manager *m, const char *fmt, ...) _printf_(2, 3);
+static void print_line(Manager *m, const char *fmt, ...) {
+        char line[512];
+        va_list ap;
+        int n;
+
+        if (!m->print_events)
+                return;
+        va_start(ap, fmt);
+        n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return;
+        if ((size_t) n > sizeof(line) - 2)
+                n = (int) sizeof(line) - 2;
+        line[n++] = '\n';
+        (void) !write(STDOUT_FILENO, line, (size_t) n);
+}
+
+static void notify_status(Manager *m) {
+        const Scope *sys = m->n_scopes > 0 ? m->scopes[0] : NULL;
+
+        if (!sys)
+                return;
+        (void) sd_notifyf(false, "STATUS=Level %s (index %u), source %s, %zu scope(s) watched",
+                          level_to_string(sys->engine.current), sys->engine.index,
+                          scope_source_name(sys), m->n_scopes);
+}
+
+static void scope_announce(Scope *s, const LevelEvent *ev, usec_t now_usec) {
+        Manager *m = s->manager;
+        usec_t latency = now_usec > ev->timestamp_usec ? now_usec - ev->timestamp_usec : 0;
+        char f_level[32], f_scope[300], f_index[32], f_source[32];
+
+        s->announced[ev->level]++;
+        if (!ev->repeat)
+                s->last_change_usec = now_usec;
+
+        print_line(m, "level scope=%s level=%s previous=%s index=%u cause=%s source=%s repeat=%d "
+                   "t_usec=%" PRIu64 " latency_usec=%" PRIu64,
+                   s->name, level_to_string(ev->level), level_to_string(ev->previous), ev->index,
+                   sample_kind_to_string(ev->cause), scope_source_name(s), ev->repeat,
+                   ev->timestamp_usec, latency);
+
+        if (!ev->repeat) {
+                (void) snprintf(f_level, sizeof(f_level), "VMP_LEVEL=%s", level_to_string(ev->level));
+                (void) snprintf(f_scope, sizeof(f_scope), "VMP_SCOPE=%s", s->name);
+                (void) snprintf(f_index, sizeof(f_index), "VMP_INDEX=%u", ev->index);
+                (void) snprintf(f_source, sizeof(f_source), "VMP_SOURCE=%s", scope_source_name(s));
+                log_struct_internal(LOG_NOTICE, MESSAGE_ID_LEVEL_CHANGE,
+                                    (const char *const[]) { f_level, f_scope, f_index, f_source, NULL },
+                                    "%s: memory pressure %s → %s (index %u, %s, %s).",
+                                    s->name, level_to_string(ev->previous), level_to_string(ev->level),
+                                    ev->index, sample_kind_to_string(ev->cause), scope_source_name(s));
+                if (s == m->scopes[0])
+                        notify_status(m);
+        }
+
+        for (size_t i = 0; i < m->n_listeners; i++)
+                m->listeners[i].handler(m, s, ev, m->listeners[i].userdata);
+}
+
+/* Under pressure everything that polls polls faster; back to slow at NONE. */
+static void scope_set_busy(Scope *s, bool busy) {
+        if (s->busy == busy)
+                return;
+        s->busy = busy;
+        if (s->source)
+                source_set_busy(s->source, busy);
+        if (s->poll_timer && s->headroom) {
+                usec_t now = 0;
+                (void) sd_event_now(s->manager->event, CLOCK_MONOTONIC, &now);
+                (void) sd_event_source_set_time(s->poll_timer,
+                        now + (busy ? s->manager->config.params.poll.busy_usec
+                                    : s->manager->config.params.poll.idle_usec));
+        }
+}
+
+void manager_feed(Manager *m, Scope *s, const Sample *sample) {
+        LevelEvent ev;
+        usec_t now = 0;
+
+        if (s->gone)
+                return;
+        if (level_engine_feed(&s->engine, sample, &ev) > 0) {
+                (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+                /* sd_event_now() is the loop's wake-up time; the sample may be newer. */
+                now = MAX(now, source_now_usec());
+                scope_announce(s, &ev, now);
+        }
+        scope_set_busy(s, s->engine.current != LEVEL_NONE);
+        scope_rearm(s);
+}
+
+static int on_deadline(sd_event_source *es, uint64_t usec, void *userdata) {
+        Scope *s = userdata;
+        LevelEvent ev;
+
+        if (level_engine_tick(&s->engine, usec, &ev) > 0)
+                scope_announce(s, &ev, usec);
+        scope_set_busy(s, s->engine.current != LEVEL_NONE);
+        scope_rearm(s);
+        return 0;
+}
+
+/* Keeps one timer at the engine's next deadline, so dropping back to NONE
+ * needs no polling at all. */
+static void scope_rearm(Scope *s) {
+        usec_t deadline = level_engine_next_deadline(&s->engine);
+        int r;
+
+        if (deadline == USEC_INFINITY) {
+                if (s->deadline_timer)
+                        (void) sd_event_source_set_enabled(s->deadline_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (!s->deadline_timer) {
+                /* Allocated once per scope, the first time pressure is seen; it is
+                 * kept afterwards, so later pressure reuses it. */
+                r = sd_event_add_time(s->manager->event, &s->deadline_timer, CLOCK_MONOTONIC,
+                                      deadline, 10 * USEC_PER_MSEC, on_deadline, s);
+                if (r < 0)
+                        log_warning_errno(r, "%s: cannot arm the level timer, ignoring: %m", s->name);
+                return;
+        }
+        (void) sd_event_source_set_time(s->deadline_timer, deadline);
+        (void) sd_event_source_set_enabled(s->deadline_timer, SD_EVENT_ONESHOT);
+}
+
+static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
+        Scope *s = userdata;
+        Manager *m = s->manager;
+        Sample sample = { .kind = SAMPLE_HEADROOM };
+        int r;
+
+        r = headroom_read(&m->env, s->cgroup, s->buf, sizeof(s->buf),
+                          &sample.available_bytes, &sample.total_bytes);
+        if (r == -ENODATA || r == -ENOENT) {
+                log_debug("%s: no memory limit to measure headroom against, not polling.", s->name);
+                s->headroom = false;
+                return sd_event_source_set_enabled(es, SD_EVENT_OFF);
+        }
+        if (r < 0)
+                log_debug_errno(r, "%s: reading headroom failed, ignoring: %m", s->name);
+        else {
+                sample.timestamp_usec = source_now_usec();
+                manager_feed(m, s, &sample);
+        }
+
+        (void) sd_event_source_set_time(es, usec + (s->busy ? m->config.params.poll.busy_usec
+                                                            : m->config.params.poll.idle_usec));
+        return 0;
+}
+
+static void on_sample(Source *src, const Sample *sample, void *userdata) {
+        Scope *s = userdata;
+        manager_feed(s->manager, s, sample);
+}
+
+static int on_gc(sd_event_source *es, void *userdata) {
+        Manager *m = userdata;
+
+        for (size_t i = 0; i < m->n_scopes; i++)
+                if (m->scopes[i]->gone && m->scopes[i]->source)
+                        m->scopes[i]->source = source_free(m->scopes[i]->source);
+        return sd_event_source_set_enabled(es, SD_EVENT_OFF);
+}
+
+/* The watched cgroup went away. Its source is freed later, from a defer
+ * handler, since we are inside one of its callbacks now. */
+static void on_gone(Source *src, int error, void *userdata) {
+        Scope *s = userdata;
+        Manager *m = s->manager;
+        char f_scope[300];
+
+        if (s->gone)
+                return;
+        s->gone = true;
+        s->engine.current = LEVEL_NONE;
+        if (s->poll_timer)
+                (void) sd_event_source_set_enabled(s->poll_timer, SD_EVENT_OFF);
+        if (s->deadline_timer)
+                (void) sd_event_source_set_enabled(s->deadline_timer, SD_EVENT_OFF);
+
+        print_line(m, "gone scope=%s error=%s", s->name, strerrorname_np(-error) ?: "unknown");
+        (void) snprintf(f_scope, sizeof(f_scope), "VMP_SCOPE=%s", s->name);
+        errno = -error;
+        log_struct_internal(LOG_NOTICE, MESSAGE_ID_SCOPE_GONE, (const char *const[]) { f_scope, NULL },
+                            "%s: the watched cgroup is gone (%m), no longer watching it.", s->name);
+
+        if (m->gc_defer)
+                (void) sd_event_source_set_enabled(m->gc_defer, SD_EVENT_ONESHOT);
+}
+
+static Scope *scope_free(Scope *s) {
+        if (!s)
+                return NULL;
+        source_free(s->source);
+        sd_event_source_disable_unref(s->poll_timer);
+        sd_event_source_disable_unref(s->deadline_timer);
+        free(s);
+        return NULL;
+}
+
+static int scope_new(Manager *m, const char *name, const char *cgroup, Scope **ret) {
+        Scope *s;
+
+        s = calloc(1, sizeof(Scope));
+        if (!s)
+                return -ENOMEM;
+        s->manager = m;
+        s->source_type = _SOURCE_TYPE_INVALID;
+        s->headroom = true;
+        (void) snprintf(s->name, sizeof(s->name), "%s", name);
+        (void) snprintf(s->cgroup, sizeof(s->cgroup), "%s", cgroup ?: "");
+        level_engine_init(&s->engine, &m->config.level);
+        *ret = s;
+        return 0;
+}
+
+/* Tries the sources best first (or only the forced one) and says why each
+ * better one could not be used. */
+static int scope_open_source(Manager *m, Scope *s) {
+        SourceTarget target = { .scope = s->name, .cgroup = s->cgroup };
+        SourceType first = m->config.source >= 0 ? m->config.source : 0;
+        SourceType last = m->config.source >= 0 ? m->config.source : _SOURCE_TYPE_MAX - 1;
+        char reason[512], f_scope[300], f_source[64];
+        int r = -ENODEV;
+
+        for (SourceType t = first; t <= last; t++) {
+                reason[0] = '\0';
+                r = source_new(t, m->event, &m->env, &m->config.params, &m->config.level, &target,
+                               on_sample, on_gone, s, &s->source, reason, sizeof(reason));
+                if (r >= 0) {
+                        s->source_type = t;
+                        break;
+                }
+                if (r == -ENOMEM)
+                        return log_oom();
+                log_info_errno(r, "%s: source %s unavailable: %s", s->name, source_type_to_string(t),
+                               reason[0] ? reason : strerror(-r));
+        }
+        if (r < 0)
+                return log_error_errno(r, "%s: no usable memory-pressure source%s.", s->name,
+                                       m->config.source >= 0 ? " (the source was forced with Source=/--source)" : "");
+
+        (void) snprintf(f_scope, sizeof(f_scope), "VMP_SCOPE=%s", s->name);
+        (void) snprintf(f_source, sizeof(f_source), "VMP_SOURCE=%s", source_type_to_string(s->source_type));
+        log_struct_internal(LOG_NOTICE, MESSAGE_ID_SOURCE, (const char *const[]) { f_scope, f_source, NULL },
+                            "%s: watching memory pressure with the %s source%s%s.", s->name,
+                            source_type_to_string(s->source_type),
+                            s->cgroup[0] ? " on cgroup " : "", s->cgroup);
+        print_line(m, "source scope=%s source=%s cgroup=%s", s->name,
+                   source_type_to_string(s->source_type), s->cgroup[0] ? s->cgroup : "-");
+        return 0;
+}
+
+static int scope_start(Manager *m, Scope *s) {
+        int r;
+
+        r = scope_open_source(m, s);
+        if (r < 0)
+                return r;
+
+        /* Headroom is sampled on a timer: the kernel tells us nothing when an
+         * anonymous-only hog eats the last free memory without swap (PSI
+         * stayed under 3 % "some" while ~10 MiB were left, MACHINE.md). */
+        r = sd_event_add_time_relative(m->event, &s->poll_timer, CLOCK_MONOTONIC,
+                                       m->config.params.poll.idle_usec, 10 * USEC_PER_MSEC, on_poll, s);
+        if (r < 0)
+                return log_error_errno(r, "%s: cannot add the headroom timer: %m", s->name);
+        return sd_event_source_set_enabled(s->poll_timer, SD_EVENT_ON);
+}
+
+static const char *cgroup_scope_name(const char *cgroup) {
+        const char *slash = strrchr(cgroup, '/');
+        return slash && slash[1] ? slash + 1 : cgroup;
+}
+
+int manager_new(const Config *config, bool print_events, Manager **ret) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        int r;
+
+        m = calloc(1, sizeof(Manager));
+        if (!m)
+                return -ENOMEM;
+        m->config = *config;
+        m->print_events = print_events;
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return r;
+        r = sd_event_add_defer(m->event, &m->gc_defer, on_gc, m);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(m->gc_defer, SD_EVENT_OFF);
+
+        r = source_env_detect(&m->env);
+        if (r < 0)
+                return log_error_errno(r, "Cannot find the cgroup and proc mounts: %m");
+
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        for (size_t i = 0; i < m->n_scopes; i++)
+                scope_free(m->scopes[i]);
+        sd_event_source_disable_unref(m->gc_defer);
+        sd_event_unref(m->event);
+        free(m);
+        return NULL;
+}
+
+static int manager_add_scope(Manager *m, const char *name, const char *cgroup, Scope **ret) {
+        Scope *s;
+        int r;
+
+        if (m->n_scopes >= MANAGER_SCOPES_MAX)
+                return -E2BIG;
+        r = scope_new(m, name, cgroup, &s);
+        if (r < 0)
+                return r;
+        m->scopes[m->n_scopes++] = s;
+        *ret = s;
+        return 0;
+}
+
+int manager_start(Manager *m) {
+        Scope *s;
+        int r;
+
+        r = manager_add_scope(m, SCOPE_SYSTEM, NULL, &s);
+        if (r < 0)
+                return r;
+        r = scope_start(m, s);
+        if (r < 0)
+                return r == -ENOMEM ? r : -ENODEV;
+
+        for (size_t i = 0; i < m->config.n_watch; i++) {
+                const char *cg = m->config.watch[i];
+
+                r = manager_add_scope(m, cgroup_scope_name(cg), cg, &s);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot watch %s: %m", cg);
+                r = scope_start(m, s);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        /* A unit's cgroup may not exist yet or any more: say so and go on. */
+                        log_warning("%s: not watched; the daemon continues without it.", s->name);
+                        s->gone = true;
+                        print_line(m, "gone scope=%s error=%s", s->name, strerrorname_np(-r) ?: "unknown");
+                }
+        }
+
+        print_line(m, "ready");
+        (void) sd_notify(false, "READY=1");
+        notify_status(m);
+        return 0;
+}
+
+static int on_exit_signal(sd_event_source *es, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+        log_info("Received %s, exiting.", strsignal((int) si->ssi_signo));
+        (void) sd_notify(false, "STOPPING=1");
+        return sd_event_exit(m->event, 0);
+}
+
+static int on_sighup(sd_event_source *es, const struct signalfd_siginfo *si, void *userdata) {
+        log_info("SIGHUP received, reloading the configuration.");
+        (void) manager_reload(userdata);
+        return 0;
+}
+
+int manager_run(Manager *m) {
+        sigset_t mask;
+        int r;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return -errno;
+        r = sd_event_add_signal(m->event, NULL, SIGTERM, on_exit_signal, m);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGINT, on_exit_signal, m);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m);
+        if (r < 0)
+                return log_error_errno(r, "Cannot watch signals: %m");
+
+        return sd_event_loop(m->event);
+}
+
+int manager_add_listener(Manager *m, manager_level_handler_t handler, void *userdata) {
+        if (m->n_listeners >= MANAGER_LISTENERS_MAX)
+                return -E2BIG;
+        m->listeners[m->n_listeners].handler = handler;
+        m->listeners[m->n_listeners].userdata = userdata;
+        m->n_listeners++;
+        return 0;
+}
+
+void manager_set_config_loader(Manager *m, manager_config_loader_t loader, void *userdata) {
+        m->config_loader = loader;
+        m->config_loader_userdata = userdata;
+}
+
+int manager_reload(Manager *m) {
+        Config c;
+        int r;
+
+        if (!m->config_loader)
+                return -EOPNOTSUPP;
+        r = m->config_loader(&c, m->config_loader_userdata);
+        if (r < 0)
+                return log_warning_errno(r, "Reloading the configuration failed, the running one stays: %m");
+
+        /* Sources hold &m->config.level and &m->config.params: they see the new
+         * values from their next sample on. */
+        m->config.level = c.level;
+        m->config.params.poll = c.params.poll;
+        m->config.log_level = c.log_level;
+        m->config.dry_run = c.dry_run;
+        m->config.max_subscribers = c.max_subscribers;
+        log_set_max_level(c.log_level);
+        for (size_t i = 0; i < m->n_scopes; i++) {
+                m->scopes[i]->engine.config = c.level;
+                if (!m->scopes[i]->gone)
+                        scope_rearm(m->scopes[i]);
+        }
+        log_info("Configuration reloaded: [Levels], [Poll], LogLevel=, DryRun= and MaxSubscribers= apply now; "
+                 "Source=, Watch=, SyscallNumber=, [PSI] and LowMemoryMonitor= need a restart.");
+        return 0;
+}
+
+Scope *manager_find_scope(Manager *m, const char *name) {
+        for (size_t i = 0; i < m->n_scopes; i++)
+                if (streq(m->scopes[i]->name, name))
+                        return m->scopes[i];
+        return NULL;
+}

@@ -1,2 +1,159 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+/*
+ * Headroom: how much memory is still available, for SAMPLE_HEADROOM. The
+ * kernel sends nothing while an anonymous-only hog eats the last free
+ * memory without swap, so this is read on a timer. Everything lands in the
+ * caller's buffer: nothing is allocated.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+
+#include "proc-parse.h"
+#include "source.h"
+
+/* memory.limit_in_bytes of an unlimited v1 memcg is PAGE_COUNTER_MAX pages,
+ * 0x7ffffffffffff000 with 4 KiB pages: anything this big means "no limit". */
+#define MEMCG_V1_UNLIMITED (UINT64_C(1) << 62)
+
+/* Reads a small file into buf (not NUL-terminated). Length, or negative errno. */
+static ssize_t read_small_file(const char *path, char *buf, size_t size) {
+        size_t n = 0;
+        int fd;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        while (n < size) {
+                ssize_t k = read(fd, buf + n, size - n);
+                if (k < 0) {
+                        int r = -errno;
+                        safe_close(fd);
+                        return r;
+                }
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+        }
+        safe_close(fd);
+        return n < size ? (ssize_t) n : -EFBIG;
+}
+
+/* <dir>/<file>, one number ("max" → UINT64_MAX). */
+static int read_u64_file(const char *dir, const char *file, char *buf, size_t size, uint64_t *ret) {
+        char path[PATH_MAX];
+        ssize_t n;
+
+        if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
+                return -ENAMETOOLONG;
+        n = read_small_file(path, buf, size);
+        if (n < 0)
+                return (int) n;
+        return single_u64_parse(buf, (size_t) n, ret);
+}
+
+/* <dir>/<file>, the value of one "key value" line. */
+static int read_keyed_file(const char *dir, const char *file, const char *key,
+                           char *buf, size_t size, uint64_t *ret) {
+        char path[PATH_MAX];
+        ssize_t n;
+
+        if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
+                return -ENAMETOOLONG;
+        n = read_small_file(path, buf, size);
+        if (n < 0)
+                return (int) n;
+        return keyed_u64_parse(buf, (size_t) n, key, ret);
+}
+
+static int headroom_system(const SourceEnv *env, char *buf, size_t size,
+                           uint64_t *ret_available, uint64_t *ret_total) {
+        char path[PATH_MAX];
+        Meminfo mi;
+        ssize_t n;
+        int r;
+
+        (void) snprintf(path, sizeof(path), "%s/meminfo", env->proc_root);
+        n = read_small_file(path, buf, size);
+        if (n < 0)
+                return (int) n;
+        r = meminfo_parse(buf, (size_t) n, &mi);
+        if (r < 0)
+                return r;
+        *ret_available = mi.mem_available_bytes + mi.swap_free_bytes;
+        *ret_total = mi.mem_total_bytes + mi.swap_total_bytes;
+        return 0;
+}
+
+/* Usage minus the inactive page cache, which reclaim drops cheaply. */
+static void headroom_finish(uint64_t limit, uint64_t usage, uint64_t inactive_file,
+                            uint64_t *ret_available, uint64_t *ret_total) {
+        uint64_t used = usage > inactive_file ? usage - inactive_file : 0;
+
+        *ret_available = limit > used ? limit - used : 0;
+        *ret_total = limit;
+}
+
+static int headroom_memcg_v1(const char *dir, char *buf, size_t size,
+                             uint64_t *ret_available, uint64_t *ret_total) {
+        uint64_t limit, usage, inactive_file;
+        int r;
+
+        r = read_u64_file(dir, "memory.limit_in_bytes", buf, size, &limit);
+        if (r < 0)
+                return r;
+        if (limit >= MEMCG_V1_UNLIMITED)
+                return -ENODATA;
+        r = read_u64_file(dir, "memory.usage_in_bytes", buf, size, &usage);
+        if (r < 0)
+                return r;
+        r = read_keyed_file(dir, "memory.stat", "total_inactive_file", buf, size, &inactive_file);
+        if (r < 0)
+                return r;
+        headroom_finish(limit, usage, inactive_file, ret_available, ret_total);
+        return 0;
+}
+
+static int headroom_cgroup2(const char *dir, char *buf, size_t size,
+                            uint64_t *ret_available, uint64_t *ret_total) {
+        uint64_t limit, usage, inactive_file;
+        int r;
+
+        r = read_u64_file(dir, "memory.max", buf, size, &limit);
+        if (r < 0)
+                return r;
+        if (limit == UINT64_MAX)
+                return -ENODATA;
+        r = read_u64_file(dir, "memory.current", buf, size, &usage);
+        if (r < 0)
+                return r;
+        r = read_keyed_file(dir, "memory.stat", "inactive_file", buf, size, &inactive_file);
+        if (r < 0)
+                return r;
+        headroom_finish(limit, usage, inactive_file, ret_available, ret_total);
+        return 0;
+}
+
+int headroom_read(const SourceEnv *env, const char *cgroup, char *buf, size_t buf_size,
+                  uint64_t *ret_available_bytes, uint64_t *ret_total_bytes) {
+        char dir[PATH_MAX];
+        bool v1;
+
+        if (!env || !buf || buf_size == 0 || !ret_available_bytes || !ret_total_bytes)
+                return -EINVAL;
+
+        cgroup = cgroup ? cgroup + strspn(cgroup, "/") : "";
+        if (!cgroup[0])
+                return headroom_system(env, buf, buf_size, ret_available_bytes, ret_total_bytes);
+
+        /* The memory controller lives in one hierarchy only: v1 when mounted
+         * there. With neither there is no limit to measure against. */
+        v1 = env->memcg_v1_root[0];
+        if (!v1 && !env->cgroup2_root[0])
+                return -ENODATA;
+        if ((size_t) snprintf(dir, sizeof(dir), "%s/%s", v1 ? env->memcg_v1_root : env->cgroup2_root,
+                              cgroup) >= sizeof(dir))
+                return -ENAMETOOLONG;
+        if (v1)
+                return headroom_memcg_v1(dir, buf, buf_size, ret_available_bytes, ret_total_bytes);
+        return headroom_cgroup2(dir, buf, buf_size, ret_available_bytes, ret_total_bytes);
+}

@@ -1,1 +1,446 @@
-int main(void) { return 0; }
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * vmp-load: the memory loads of the integration tests and the benchmark
+ * (recipes in MACHINE.md). Meant to run inside a small memcg made by the
+ * caller; --cgroup=DIR moves this process there before anything is touched.
+ *
+ *   vmp-load [--cgroup=DIR]... stream FILE [SECONDS]
+ *       read() FILE in 1 MiB chunks, over and over: page-cache pressure (LOW).
+ *   vmp-load [--cgroup=DIR]... anon MIB [STEP_MIB STEP_MS]
+ *       touch MIB of anonymous memory, STEP_MIB every STEP_MS, then hold it
+ *       (beyond the limit: critical events, then the memcg OOM).
+ *   vmp-load [--cgroup=DIR]... hotcold FILE HOT_MIB [SECONDS]
+ *       mmap the first HOT_MIB of FILE and keep re-touching it while reads
+ *       stream through the rest of FILE (MEDIUM). --cold-mib=N sets how much
+ *       is streamed between two passes over the hot set (default 32,
+ *       tuned in tests/integration/test-memcg-medium.py). The hot set is read
+ *       twice before "started", so it is already active when the limit is hit.
+ *   vmp-load mkfile FILE MIB
+ *       write a real on-disk FILE of MIB MiB, fsync it, drop it from the cache.
+ *
+ * "started <pid>" goes to stdout (flushed) when the load begins. SIGTERM or
+ * SIGINT ends any mode with exit status 0; SECONDS 0 or absent means forever.
+ * Exit status 1 on errors, 2 on bad usage.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB ((size_t) 1 << 20)
+#define CGROUPS_MAX 4
+
+static volatile sig_atomic_t stop_requested;
+static long page_size;
+
+static void on_stop(int sig) {
+        stop_requested = 1;
+}
+
+/* No SA_RESTART: a blocking read()/nanosleep() returns EINTR and the loop
+ * sees the flag. */
+static int install_signals(void) {
+        struct sigaction sa = { .sa_handler = on_stop };
+
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+/* SECONDS as given on the command line: 0 means no deadline. */
+static bool deadline_passed(uint64_t deadline_usec) {
+        return deadline_usec != 0 && now_usec() >= deadline_usec;
+}
+
+static int parse_size(const char *s, const char *what, size_t *ret) {
+        unsigned long long v;
+        char *end;
+
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno != 0 || end == s || *end || s[0] == '-' || v > (SIZE_MAX >> 20)) {
+                fprintf(stderr, "vmp-load: invalid %s '%s'\n", what, s);
+                return -EINVAL;
+        }
+        *ret = (size_t) v;
+        return 0;
+}
+
+static int parse_deadline(int argc, char **argv, int idx, uint64_t *ret) {
+        size_t seconds = 0;
+
+        if (idx < argc && parse_size(argv[idx], "SECONDS", &seconds) < 0)
+                return -EINVAL;
+        *ret = seconds > 0 ? now_usec() + (uint64_t) seconds * 1000000u : 0;
+        return 0;
+}
+
+/* Writes our PID to DIR/cgroup.procs; works for cgroup v1 and cgroup2 alike. */
+static int join_cgroup(const char *dir) {
+        char path[PATH_MAX], pid[32];
+        int fd, n, r = 0;
+
+        if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= (int) sizeof(path))
+                return -ENAMETOOLONG;
+        n = snprintf(pid, sizeof(pid), "%d\n", (int) getpid());
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, pid, (size_t) n) != n)
+                r = -errno;
+        (void) close(fd);
+        return r;
+}
+
+static void announce_start(void) {
+        printf("started %d\n", (int) getpid());
+        (void) fflush(stdout);
+}
+
+/* Reads [start, end) of fd in 1 MiB chunks; end 0 is EOF. 0 when the range
+ * was read or a stop was requested, negative errno on a read error. */
+static int stream_range(int fd, char *buf, off_t start, off_t end) {
+        off_t pos = start;
+
+        while (!stop_requested && (end == 0 || pos < end)) {
+                size_t want = MIB;
+                ssize_t n;
+
+                if (end != 0 && (off_t) want > end - pos)
+                        want = (size_t) (end - pos);
+                n = pread(fd, buf, want, pos);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                pos += n;
+        }
+        return 0;
+}
+
+static int open_file(const char *path, off_t *ret_size) {
+        struct stat st;
+        int fd;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                fprintf(stderr, "vmp-load: cannot open %s: %m\n", path);
+                return -1;
+        }
+        if (fstat(fd, &st) < 0 || st.st_size < (off_t) MIB) {
+                fprintf(stderr, "vmp-load: %s: not a file of at least 1 MiB\n", path);
+                (void) close(fd);
+                return -1;
+        }
+        /* Pages cached by an earlier run stay charged to where they were read
+         * (a removed memcg reparents them): reading them again would charge
+         * nothing here and make no pressure. Start from a cold file. */
+        (void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        *ret_size = st.st_size;
+        return fd;
+}
+
+static int mode_stream(int argc, char **argv) {
+        uint64_t deadline;
+        off_t size;
+        char *buf;
+        int fd, r = 0;
+
+        if (argc < 2 || argc > 3)
+                return 2;
+        fd = open_file(argv[1], &size);
+        if (fd < 0)
+                return 1;
+        if (parse_deadline(argc, argv, 2, &deadline) < 0) {
+                (void) close(fd);
+                return 2;
+        }
+        buf = malloc(MIB);
+        if (!buf) {
+                (void) close(fd);
+                return 1;
+        }
+
+        announce_start();
+        while (!stop_requested && !deadline_passed(deadline)) {
+                r = stream_range(fd, buf, 0, 0);
+                if (r < 0) {
+                        fprintf(stderr, "vmp-load: reading %s: %s\n", argv[1], strerror(-r));
+                        break;
+                }
+        }
+        free(buf);
+        (void) close(fd);
+        return r < 0 ? 1 : 0;
+}
+
+static int sleep_msec(unsigned msec) {
+        struct timespec ts = { .tv_sec = msec / 1000, .tv_nsec = (long) (msec % 1000) * 1000000L };
+
+        return nanosleep(&ts, NULL) < 0 ? -errno : 0;
+}
+
+static int mode_anon(int argc, char **argv) {
+        size_t total_mib, step_mib, step_msec = 0, done = 0;
+        char *mem;
+
+        if (argc != 2 && argc != 4)
+                return 2;
+        if (parse_size(argv[1], "MIB", &total_mib) < 0 || total_mib == 0)
+                return 2;
+        step_mib = total_mib;
+        if (argc == 4 && (parse_size(argv[2], "STEP_MIB", &step_mib) < 0 || step_mib == 0 ||
+                          parse_size(argv[3], "STEP_MS", &step_msec) < 0 || step_msec > UINT_MAX))
+                return 2;
+
+        /* Reserved once, made real page by page: the memcg charges at first touch. */
+        mem = mmap(NULL, total_mib * MIB, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (mem == MAP_FAILED) {
+                fprintf(stderr, "vmp-load: mmap of %zu MiB: %m\n", total_mib);
+                return 1;
+        }
+
+        announce_start();
+        while (!stop_requested && done < total_mib) {
+                size_t n = step_mib < total_mib - done ? step_mib : total_mib - done;
+
+                /* Non-zero bytes, one per page: every page becomes a real one. */
+                for (size_t off = 0; off < n * MIB; off += (size_t) page_size)
+                        mem[done * MIB + off] = 1;
+                done += n;
+                if (done < total_mib && step_msec > 0)
+                        (void) sleep_msec((unsigned) step_msec);
+        }
+        if (!stop_requested) {
+                fprintf(stderr, "vmp-load: holding %zu MiB\n", done);
+                while (!stop_requested)
+                        (void) pause();
+        }
+        (void) munmap(mem, total_mib * MIB);
+        return 0;
+}
+
+/* One read per page of the mapping: keeps the whole hot set referenced. */
+static unsigned touch_range(const volatile char *p, size_t len) {
+        unsigned sum = 0;
+
+        for (size_t off = 0; off < len && !stop_requested; off += (size_t) page_size)
+                sum += (unsigned char) p[off];
+        return sum;
+}
+
+static int mode_hotcold(int argc, char **argv, size_t cold_mib) {
+        size_t hot_mib;
+        uint64_t deadline;
+        off_t size, cold_pos;
+        char *hot, *buf;
+        int fd, r = 0;
+
+        if (argc < 3 || argc > 4)
+                return 2;
+        if (parse_size(argv[2], "HOT_MIB", &hot_mib) < 0 || hot_mib == 0)
+                return 2;
+        fd = open_file(argv[1], &size);
+        if (fd < 0)
+                return 1;
+        if ((off_t) ((hot_mib + 2 * cold_mib) * MIB) > size) {
+                fprintf(stderr, "vmp-load: %s is too small for a hot set of %zu MiB plus a cold part\n",
+                        argv[1], hot_mib);
+                (void) close(fd);
+                return 1;
+        }
+        if (parse_deadline(argc, argv, 3, &deadline) < 0) {
+                (void) close(fd);
+                return 2;
+        }
+        hot = mmap(NULL, hot_mib * MIB, PROT_READ, MAP_SHARED, fd, 0);
+        buf = malloc(MIB);
+        if (hot == MAP_FAILED || !buf) {
+                fprintf(stderr, "vmp-load: cannot map the hot set: %m\n");
+                if (hot != MAP_FAILED)
+                        (void) munmap(hot, hot_mib * MIB);
+                free(buf);
+                (void) close(fd);
+                return 1;
+        }
+
+        /* Two reads make the hot set active before the limit is reached; mapped
+         * pages found on the inactive list at the first reclaim would all be
+         * rotated at once (a burst of "critical" before any "medium"). */
+        for (int pass = 0; pass < 2 && !stop_requested; pass++)
+                (void) stream_range(fd, buf, 0, (off_t) (hot_mib * MIB));
+
+        announce_start();
+        cold_pos = (off_t) (hot_mib * MIB);
+        while (!stop_requested && !deadline_passed(deadline)) {
+                off_t end = cold_pos + (off_t) (cold_mib * MIB);
+
+                (void) touch_range(hot, hot_mib * MIB);
+                if (end > size)
+                        end = size;
+                r = stream_range(fd, buf, cold_pos, end);
+                if (r < 0) {
+                        fprintf(stderr, "vmp-load: reading %s: %s\n", argv[1], strerror(-r));
+                        break;
+                }
+                cold_pos = end >= size ? (off_t) (hot_mib * MIB) : end;
+        }
+        (void) munmap(hot, hot_mib * MIB);
+        free(buf);
+        (void) close(fd);
+        return r < 0 ? 1 : 0;
+}
+
+static int mode_mkfile(int argc, char **argv) {
+        size_t mib;
+        char *buf;
+        int fd, r = 0;
+
+        if (argc != 3)
+                return 2;
+        if (parse_size(argv[2], "MIB", &mib) < 0 || mib == 0)
+                return 2;
+        buf = malloc(MIB);
+        if (!buf)
+                return 1;
+        /* Not zeros: a file system that compresses or dedups would make a sparse fixture. */
+        for (size_t i = 0; i < MIB; i++)
+                buf[i] = (char) (i * 131 + 7);
+
+        fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) {
+                fprintf(stderr, "vmp-load: cannot create %s: %m\n", argv[1]);
+                free(buf);
+                return 1;
+        }
+        announce_start();
+        for (size_t i = 0; i < mib && !stop_requested && r == 0; i++) {
+                size_t off = 0;
+
+                buf[0] = (char) i;      /* every MiB differs */
+                while (off < MIB) {
+                        ssize_t n = write(fd, buf + off, MIB - off);
+                        if (n < 0) {
+                                if (errno == EINTR)
+                                        continue;
+                                r = -errno;
+                                break;
+                        }
+                        off += (size_t) n;
+                }
+        }
+        if (r == 0 && fsync(fd) < 0)
+                r = -errno;
+        /* The pages we wrote are charged to our memcg; a test starts from a cold file. */
+        if (r == 0)
+                (void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        free(buf);
+        if (r < 0) {
+                fprintf(stderr, "vmp-load: writing %s: %s\n", argv[1], strerror(-r));
+                (void) unlink(argv[1]);
+                return 1;
+        }
+        return stop_requested ? 1 : 0;
+}
+
+static void usage(FILE *f) {
+        fputs("usage: vmp-load [--cgroup=DIR]... stream FILE [SECONDS]\n"
+              "       vmp-load [--cgroup=DIR]... anon MIB [STEP_MIB STEP_MS]\n"
+              "       vmp-load [--cgroup=DIR]... [--cold-mib=N] hotcold FILE HOT_MIB [SECONDS]\n"
+              "       vmp-load mkfile FILE MIB\n", f);
+}
+
+int main(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "cgroup",   required_argument, NULL, 'g' },
+                { "cold-mib", required_argument, NULL, 'C' },
+                { "help",     no_argument,       NULL, 'h' },
+                {}
+        };
+        const char *cgroups[CGROUPS_MAX];
+        size_t n_cgroups = 0, cold_mib = 32;
+        const char *mode;
+        int c, r;
+
+        /* Options only before the mode: "+" stops at the first non-option. */
+        while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
+                switch (c) {
+                case 'g':
+                        if (n_cgroups >= CGROUPS_MAX) {
+                                fprintf(stderr, "vmp-load: at most %d --cgroup=\n", CGROUPS_MAX);
+                                return 2;
+                        }
+                        cgroups[n_cgroups++] = optarg;
+                        break;
+                case 'C':
+                        if (parse_size(optarg, "--cold-mib", &cold_mib) < 0 || cold_mib == 0)
+                                return 2;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return 0;
+                default:
+                        usage(stderr);
+                        return 2;
+                }
+        if (optind >= argc) {
+                usage(stderr);
+                return 2;
+        }
+        page_size = sysconf(_SC_PAGESIZE);
+        if (install_signals() < 0) {
+                fprintf(stderr, "vmp-load: sigaction: %m\n");
+                return 1;
+        }
+
+        /* Before anything is allocated: what we touch is charged where we run. */
+        for (size_t i = 0; i < n_cgroups; i++) {
+                r = join_cgroup(cgroups[i]);
+                if (r < 0) {
+                        fprintf(stderr, "vmp-load: cannot join cgroup %s: %s\n", cgroups[i], strerror(-r));
+                        return 1;
+                }
+        }
+
+        mode = argv[optind];
+        argc -= optind;
+        argv += optind;
+        if (strcmp(mode, "stream") == 0)
+                r = mode_stream(argc, argv);
+        else if (strcmp(mode, "anon") == 0)
+                r = mode_anon(argc, argv);
+        else if (strcmp(mode, "hotcold") == 0)
+                r = mode_hotcold(argc, argv, cold_mib);
+        else if (strcmp(mode, "mkfile") == 0)
+                r = mode_mkfile(argc, argv);
+        else
+                r = 2;
+        if (r == 2)
+                usage(stderr);
+        return r;
+}

@@ -1,0 +1,612 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
+#include <sys/socket.h>
+#include <systemd/sd-bus.h>
+#include <vmpressure.h>
+
+#include "bus.h"
+#include "config.h"
+#include "log.h"
+
+struct Bus {
+        Manager *manager;
+        sd_bus *bus;                    /* NULL while there is no connection */
+        sd_event_source *retry_timer;
+        SubscriberSet *subscribers;
+        unsigned attempts;              /* failed connection attempts since the last success */
+        bool outage_logged;             /* one warning per outage */
+        bool connected;                 /* the bus answered our first request */
+        bool owns_name;
+        bool owns_lmm;
+        bool lmm_queued;                /* LowMemoryMonitor=yes and someone else had it */
+        usec_t lmm_last_usec;
+        Level lmm_last_level;
+        uint64_t signal_drops;
+};
+
+static const Scope *system_scope(const Bus *b) {
+        return b->manager->n_scopes > 0 ? b->manager->scopes[0] : NULL;
+}
+
+uint8_t bus_lmm_level(Level l) {
+        switch (l) {
+        case LEVEL_LOW:
+                return 50;
+        case LEVEL_MEDIUM:
+                return 100;
+        case LEVEL_OOM:
+                return 255;
+        default:
+                return 0;
+        }
+}
+
+/* ---- properties ----------------------------------------------------------- */
+
+static int property_get_level(sd_bus *bus, const char *path, const char *interface, const char *property,
+                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const Scope *s = system_scope(userdata);
+        return sd_bus_message_append(reply, "s", level_to_string(s ? s->engine.current : LEVEL_NONE));
+}
+
+static int property_get_index(sd_bus *bus, const char *path, const char *interface, const char *property,
+                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const Scope *s = system_scope(userdata);
+        return sd_bus_message_append(reply, "u", s ? s->engine.index : 0u);
+}
+
+static int property_get_source(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const Scope *s = system_scope(userdata);
+        const char *name = s && s->source_type >= 0 ? source_type_to_string(s->source_type) : NULL;
+        return sd_bus_message_append(reply, "s", name ?: "none");
+}
+
+static int property_get_last_change(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const Scope *s = system_scope(userdata);
+        return sd_bus_message_append(reply, "t", (uint64_t) (s ? s->last_change_usec : 0));
+}
+
+static Level count_property_level(const char *property) {
+        if (streq(property, "LowCount"))
+                return LEVEL_LOW;
+        if (streq(property, "MediumCount"))
+                return LEVEL_MEDIUM;
+        if (streq(property, "OOMCount"))
+                return LEVEL_OOM;
+        return LEVEL_NONE;      /* NormalCount */
+}
+
+static int property_get_count(sd_bus *bus, const char *path, const char *interface, const char *property,
+                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const Scope *s = system_scope(userdata);
+        return sd_bus_message_append(reply, "t", s ? s->announced[count_property_level(property)] : (uint64_t) 0);
+}
+
+static int property_get_policies(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        /* Unit names that have a policy: none until policies land. */
+        return sd_bus_message_append_strv(reply, NULL);
+}
+
+static int property_get_dry_run(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        return sd_bus_message_append(reply, "b", (int) b->manager->config.dry_run);
+}
+
+static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
+}
+
+static int property_get_subscribers(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        return sd_bus_message_append(reply, "u", (uint32_t) subscriber_set_size(b->subscribers));
+}
+
+static int property_get_drops(sd_bus *bus, const char *path, const char *interface, const char *property,
+                              sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        uint64_t v = streq(property, "SignalDrops") ? b->signal_drops : b->subscribers->dropped;
+        return sd_bus_message_append(reply, "t", v);
+}
+
+/* ---- methods -------------------------------------------------------------- */
+
+static int method_list_policies(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        /* (unit, policy file, scope "system"|"unit"): empty until policies land. */
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(sss)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+/* The bus policy already lets only root call Reload(); this is the second
+ * lock. The euid is the sender's, as the bus (SO_PEERCRED) or /proc says. */
+static int check_sender_is_root(sd_bus_message *msg, sd_bus_error *error) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        uid_t euid;
+        int r;
+
+        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds);
+        if (r < 0)
+                return r;
+        r = sd_bus_creds_get_euid(creds, &euid);
+        if (r < 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                        "Cannot tell the caller's effective user; only root may do this.");
+        if (euid != 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                         "Only root may do this (caller's euid is %u).", (unsigned) euid);
+        return 0;
+}
+
+static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        bool dry_run = b->manager->config.dry_run;
+        int r;
+
+        r = check_sender_is_root(msg, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
+
+        r = manager_reload(b->manager);
+        if (r == -ENOENT || r == -EOPNOTSUPP)
+                return sd_bus_error_set(error, SD_BUS_ERROR_NOT_SUPPORTED,
+                                        "This daemon has no configuration file to reload from.");
+        if (r < 0)
+                return sd_bus_error_setf(error, "org.freedesktop.vmpressure1.Error.InvalidConfig",
+                                         "Reloading the configuration failed (%s); the previous one stays "
+                                         "in effect, see the daemon's log for file:line.", strerror(-r));
+        if (dry_run != b->manager->config.dry_run && b->bus)
+                (void) sd_bus_emit_properties_changed(b->bus, BUS_PATH, BUS_INTERFACE, "DryRun", NULL);
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_subscribe(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        const Scope *s = system_scope(b);
+        _cleanup_(closep) int fd = -EBADF;
+        uint32_t threshold;
+        int r;
+
+        r = sd_bus_message_read(msg, "u", &threshold);
+        if (r < 0)
+                return r;
+
+        b->subscribers->max = b->manager->config.max_subscribers ?: SUBSCRIBERS_MAX_DEFAULT; /* Reload() may change it */
+        r = subscriber_set_subscribe(b->subscribers, threshold, s ? s->engine.current : LEVEL_NONE, &fd);
+        if (r == -EINVAL)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Invalid threshold %" PRIu32 ": it must be exactly one of "
+                                         "VMPRESSURE_LOW (%u), VMPRESSURE_MEDIUM (%u) or VMPRESSURE_OOM (%u).",
+                                         threshold, (unsigned) VMPRESSURE_LOW, (unsigned) VMPRESSURE_MEDIUM,
+                                         (unsigned) VMPRESSURE_OOM);
+        if (r == -EUSERS)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                         "Too many subscribers: %zu already (MaxSubscribers=); "
+                                         "close an unused descriptor first.",
+                                         subscriber_set_size(b->subscribers));
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot create the subscriber descriptor: %m");
+
+        log_debug("New subscriber with threshold %" PRIu32 ", %zu now.", threshold,
+                  subscriber_set_size(b->subscribers));
+        return sd_bus_reply_method_return(msg, "h", fd);  /* the message holds its own dup */
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Level", "s", property_get_level, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Index", "u", property_get_index, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Source", "s", property_get_source, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("LastChangeUSec", "t", property_get_last_change, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("NormalCount", "t", property_get_count, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("LowCount", "t", property_get_count, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("MediumCount", "t", property_get_count, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("OOMCount", "t", property_get_count, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Policies", "as", property_get_policies, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("DryRun", "b", property_get_dry_run, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        /* Counters that move with every client: read them, no PropertiesChanged. */
+        SD_BUS_PROPERTY("Subscribers", "u", property_get_subscribers, 0, 0),
+        SD_BUS_PROPERTY("SubscriberDrops", "t", property_get_drops, 0, 0),
+        SD_BUS_PROPERTY("SignalDrops", "t", property_get_drops, 0, 0),
+
+        SD_BUS_METHOD_WITH_ARGS("ListPolicies", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sss)", policies),
+                                method_list_policies, SD_BUS_VTABLE_UNPRIVILEGED),
+        /* UNPRIVILEGED only switches off sd-bus's own CAP_SYS_ADMIN check:
+         * the bus policy and check_sender_is_root() guard it. */
+        SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
+                                method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Subscribe", SD_BUS_ARGS("u", threshold), SD_BUS_RESULT("h", fd),
+                                method_subscribe, SD_BUS_VTABLE_UNPRIVILEGED),
+
+        SD_BUS_SIGNAL_WITH_ARGS("Low", SD_BUS_ARGS("s", scope, "u", index), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("Medium", SD_BUS_ARGS("s", scope, "u", index), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("OOM", SD_BUS_ARGS("s", scope, "u", index), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("Normal", SD_BUS_ARGS("s", scope), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("Killed", SD_BUS_ARGS("s", unit, "u", pid, "s", comm, "t", rss_bytes,
+                                                      "s", reason), 0),
+        SD_BUS_VTABLE_END
+};
+
+static const sd_bus_vtable lmm_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_SIGNAL_WITH_ARGS("LowMemoryWarning", SD_BUS_ARGS("y", level), 0),
+        SD_BUS_VTABLE_END
+};
+
+/* ---- level events → signals ------------------------------------------------ */
+
+static const char *const level_signal[_LEVEL_MAX] = {
+        [LEVEL_NONE] = "Normal",
+        [LEVEL_LOW] = "Low",
+        [LEVEL_MEDIUM] = "Medium",
+        [LEVEL_OOM] = "OOM",
+};
+
+static const char *const level_count_property[_LEVEL_MAX] = {
+        [LEVEL_NONE] = "NormalCount",
+        [LEVEL_LOW] = "LowCount",
+        [LEVEL_MEDIUM] = "MediumCount",
+        [LEVEL_OOM] = "OOMCount",
+};
+
+/* false (and counted) when dbus-daemon is not reading what we send. */
+static bool bus_has_room(Bus *b) {
+        uint64_t queued = 0;
+
+        if (!b->bus)
+                return false;
+        if (sd_bus_get_n_queued_write(b->bus, &queued) >= 0 && queued >= BUS_WQUEUE_MAX) {
+                b->signal_drops++;
+                return false;
+        }
+        return true;
+}
+
+static bool lmm_wanted(Bus *b, const LevelEvent *ev) {
+        if (!b->owns_lmm || ev->level == LEVEL_NONE)
+                return false;
+        if (ev->level != b->lmm_last_level || !ev->repeat)
+                return true;
+        return ev->timestamp_usec >= b->lmm_last_usec + BUS_LMM_REPEAT_USEC;
+}
+
+static void emit_level(Bus *b, const Scope *s, const LevelEvent *ev) {
+        int r;
+
+        if (!bus_has_room(b))
+                return;
+        if (ev->level == LEVEL_NONE)
+                r = sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "Normal", "s", s->name);
+        else
+                r = sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, level_signal[ev->level], "su",
+                                       s->name, (uint32_t) ev->index);
+        if (r < 0)
+                log_debug_errno(r, "Cannot send the %s signal, ignoring: %m", level_signal[ev->level]);
+}
+
+static void emit_system_extras(Bus *b, const LevelEvent *ev) {
+        char *changed[] = { (char *) "Level", (char *) "Index", (char *) "LastChangeUSec",
+                            (char *) level_count_property[ev->level], NULL };
+        int r;
+
+        if (bus_has_room(b)) {
+                r = sd_bus_emit_properties_changed_strv(b->bus, BUS_PATH, BUS_INTERFACE, changed);
+                if (r < 0)
+                        log_debug_errno(r, "Cannot send PropertiesChanged, ignoring: %m");
+        }
+        if (lmm_wanted(b, ev) && bus_has_room(b)) {
+                r = sd_bus_emit_signal(b->bus, BUS_LMM_PATH, BUS_LMM_INTERFACE, "LowMemoryWarning", "y",
+                                       bus_lmm_level(ev->level));
+                if (r < 0)
+                        log_debug_errno(r, "Cannot send LowMemoryWarning, ignoring: %m");
+                b->lmm_last_usec = ev->timestamp_usec;
+                b->lmm_last_level = ev->level;
+        }
+}
+
+/* The manager's listener: every level change and rate-limited repeat of
+ * every scope. fd subscribers first (a write(2) each, no allocation), then
+ * the bus. */
+static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *userdata) {
+        Bus *b = userdata;
+        bool is_system = s == system_scope(b);
+
+        if (is_system)
+                (void) subscriber_set_deliver(b->subscribers, ev->level);
+        if (!b->bus)
+                return;
+        emit_level(b, s, ev);
+        if (is_system)
+                emit_system_extras(b, ev);
+}
+
+sd_bus *bus_get_connection(Bus *b) {
+        return b ? b->bus : NULL;
+}
+
+int bus_emit_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint64_t rss_bytes,
+                    const char *reason) {
+        if (!b->bus)
+                return -ENOTCONN;
+        if (!bus_has_room(b))
+                return -ENOBUFS;
+        return sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "Killed", "susts", unit, (uint32_t) pid,
+                                  comm, rss_bytes, reason);
+}
+
+/* ---- connection, names, reconnection --------------------------------------- */
+
+static int bus_connect(Bus *b);
+
+static void bus_schedule_retry(Bus *b) {
+        usec_t delay = b->attempts < BUS_RETRY_FAST_ATTEMPTS ? BUS_RETRY_USEC : BUS_RETRY_SLOW_USEC;
+
+        (void) sd_event_source_set_time_relative(b->retry_timer, delay);
+        (void) sd_event_source_set_enabled(b->retry_timer, SD_EVENT_ONESHOT);
+}
+
+/* One warning per outage, then a reminder every 60 attempts. */
+static void bus_connect_failed(Bus *b, int error) {
+        b->attempts++;
+        if (!b->outage_logged) {
+                log_struct_internal(LOG_WARNING, MESSAGE_ID_BUS_DISCONNECTED, NULL,
+                                    "No system bus (%s); memory pressure is still watched and fd "
+                                    "subscribers served, retrying every %u s.",
+                                    strerror(-error), (unsigned) (BUS_RETRY_USEC / USEC_PER_SEC));
+                b->outage_logged = true;
+        } else if (b->attempts % 60 == 0)
+                log_info("Still no system bus after %u attempts (%s), retrying.", b->attempts, strerror(-error));
+        else
+                log_debug("Connecting to the system bus failed (%s), retrying.", strerror(-error));
+        bus_schedule_retry(b);
+}
+
+static void bus_mark_connected(Bus *b) {
+        if (b->connected)
+                return;
+        b->connected = true;
+        if (b->attempts > 0)
+                log_struct_internal(LOG_NOTICE, MESSAGE_ID_BUS_CONNECTED, NULL,
+                                    "Connected to the system bus again after %u attempts.", b->attempts);
+        else
+                log_struct_internal(LOG_INFO, MESSAGE_ID_BUS_CONNECTED, NULL, "Connected to the system bus.");
+        b->attempts = 0;
+        b->outage_logged = false;
+}
+
+static void bus_drop_connection(Bus *b) {
+        /* Safe inside one of this bus's callbacks: sd-bus holds a reference
+         * while it dispatches, and frees the connection afterwards. */
+        b->bus = sd_bus_close_unref(b->bus);
+        b->connected = b->owns_name = b->owns_lmm = b->lmm_queued = false;
+}
+
+static int on_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Bus *b = userdata;
+        bool was_connected = b->connected;
+
+        bus_drop_connection(b);
+        if (!was_connected) {
+                bus_connect_failed(b, -ECONNRESET);
+                return 0;
+        }
+        log_struct_internal(LOG_WARNING, MESSAGE_ID_BUS_DISCONNECTED, NULL,
+                            "Lost the system bus connection; memory pressure is still watched and fd "
+                            "subscribers served, reconnecting.");
+        b->outage_logged = true;
+        bus_schedule_retry(b);
+        return 0;
+}
+
+static int on_retry(sd_event_source *es, uint64_t usec, void *userdata) {
+        Bus *b = userdata;
+        int r;
+
+        r = bus_connect(b);
+        if (r == -ENOMEM)
+                log_oom();
+        if (r < 0)
+                bus_connect_failed(b, r);
+        return 0;
+}
+
+/* RequestName's answer: 1 primary owner, 2 queued, 3 owned by someone else
+ * (we did not queue), 4 already ours. */
+static int name_reply(Bus *b, sd_bus_message *reply, const char *name, uint32_t *ret) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        int r;
+
+        bus_mark_connected(b);          /* the bus answered: Hello and auth are done */
+        if (e) {
+                log_error("Cannot own %s: %s", name, e->message ?: e->name);
+                return -EACCES;
+        }
+        r = sd_bus_message_read(reply, "u", ret);
+        if (r < 0)
+                return log_error_errno(r, "Bad RequestName reply for %s: %m", name);
+        return 0;
+}
+
+static int on_name_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Bus *b = userdata;
+        uint32_t result;
+
+        if (name_reply(b, reply, BUS_NAME, &result) < 0)
+                return 0;
+        if (result == 1 || result == 4) {
+                b->owns_name = true;
+                log_debug("Acquired %s.", BUS_NAME);
+        } else
+                log_warning("%s is owned by another process; queued, taking it over when it leaves.", BUS_NAME);
+        return 0;
+}
+
+static int on_lmm_name_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Bus *b = userdata;
+        uint32_t result;
+
+        if (name_reply(b, reply, BUS_LMM_NAME, &result) < 0)
+                return 0;
+        if (result == 1 || result == 4) {
+                b->owns_lmm = true;
+                log_info("Acquired %s: GLib's GMemoryMonitor gets LowMemoryWarning from us.", BUS_LMM_NAME);
+        } else if (result == 2) {
+                b->lmm_queued = true;
+                log_warning("%s is owned by another service (low-memory-monitor?); LowMemoryMonitor=yes: "
+                            "queued, taking it over when it leaves.", BUS_LMM_NAME);
+        } else
+                log_info("%s is owned by another service (low-memory-monitor?); LowMemoryMonitor=auto: "
+                         "leaving it to that one.", BUS_LMM_NAME);
+        return 0;
+}
+
+/* NameAcquired/NameLost are sent to us alone; a filter sees them without a
+ * match rule. Keeps owns_* right when a queued request is served later. */
+static int on_bus_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
+        Bus *b = userdata;
+        bool acquired;
+        const char *name;
+
+        if (sd_bus_message_is_signal(msg, "org.freedesktop.DBus", "NameAcquired"))
+                acquired = true;
+        else if (sd_bus_message_is_signal(msg, "org.freedesktop.DBus", "NameLost"))
+                acquired = false;
+        else
+                return 0;
+        if (!streq_ptr(sd_bus_message_get_sender(msg), "org.freedesktop.DBus"))
+                return 0;
+        if (sd_bus_message_read(msg, "s", &name) < 0)
+                return 0;
+        (void) sd_bus_message_rewind(msg, true);
+
+        if (streq(name, BUS_NAME))
+                b->owns_name = acquired;
+        else if (streq(name, BUS_LMM_NAME)) {
+                /* The first acquisition is logged with RequestName's reply. */
+                if (acquired && !b->owns_lmm && b->lmm_queued)
+                        log_info("Acquired %s, which was queued.", BUS_LMM_NAME);
+                else if (!acquired && b->owns_lmm)
+                        log_info("Lost %s.", BUS_LMM_NAME);
+                b->owns_lmm = acquired;
+        }
+        return 0;
+}
+
+static int bus_connect(Bus *b) {
+        _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
+        LowMemoryMonitorMode lmm = b->manager->config.low_memory_monitor;
+        int r;
+
+        /* Never a synchronous call from here on: a stuck dbus-daemon must not
+         * stop the event loop that watches pressure. */
+        r = sd_bus_open_system_with_description(&bus, "vmpressured");
+        if (r < 0)
+                return r;
+        (void) sd_bus_set_exit_on_disconnect(bus, false);
+        (void) setsockopt(sd_bus_get_fd(bus), SOL_SOCKET, SO_SNDBUF, &(int) { BUS_SNDBUF_BYTES }, sizeof(int));
+
+        /* A match on the local Disconnected signal installs nothing on the bus. */
+        r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus.Local", "/org/freedesktop/DBus/Local",
+                                "org.freedesktop.DBus.Local", "Disconnected", on_disconnected, b);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_filter(bus, NULL, on_bus_filter, b);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object_vtable(bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, b);
+        if (r < 0)
+                return r;
+        r = sd_bus_request_name_async(bus, NULL, BUS_NAME, SD_BUS_NAME_QUEUE, on_name_reply, b);
+        if (r < 0)
+                return r;
+        if (lmm != LOW_MEMORY_MONITOR_NO) {
+                r = sd_bus_add_object_vtable(bus, NULL, BUS_LMM_PATH, BUS_LMM_INTERFACE, lmm_vtable, b);
+                if (r < 0)
+                        return r;
+                /* auto: no queueing and no replacing; whoever holds it keeps it. */
+                r = sd_bus_request_name_async(bus, NULL, BUS_LMM_NAME,
+                                              lmm == LOW_MEMORY_MONITOR_YES ? SD_BUS_NAME_QUEUE : 0,
+                                              on_lmm_name_reply, b);
+                if (r < 0)
+                        return r;
+        }
+        /* Below the sources: under a storm of pressure events they go first. */
+        r = sd_bus_attach_event(bus, b->manager->event, SD_EVENT_PRIORITY_NORMAL + 10);
+        if (r < 0)
+                return r;
+
+        b->bus = TAKE_PTR(bus);
+        return 0;
+}
+
+int bus_new(Manager *m, Bus **ret) {
+        _cleanup_(bus_freep) Bus *b = NULL;
+        size_t max = m->config.max_subscribers;
+        int r;
+
+        b = calloc(1, sizeof(Bus));
+        if (!b)
+                return -ENOMEM;
+        b->manager = m;
+
+        r = subscriber_set_new(max, NULL, NULL, &b->subscribers);
+        if (r < 0)
+                return r;
+        r = subscriber_set_attach_event(b->subscribers, m->event);
+        if (r < 0)
+                return r;
+        r = subscribers_bump_nofile(b->subscribers->max);
+        if (r < 0)
+                log_warning_errno(r, "Cannot raise RLIMIT_NOFILE for %zu subscribers, ignoring: %m",
+                                  b->subscribers->max);
+        else if ((size_t) r < b->subscribers->max + 64)
+                log_warning("RLIMIT_NOFILE is %d: fewer than MaxSubscribers=%zu descriptors can be handed out.",
+                            r, b->subscribers->max);
+
+        r = sd_event_add_time_relative(m->event, &b->retry_timer, CLOCK_MONOTONIC, BUS_RETRY_USEC,
+                                       100 * USEC_PER_MSEC, on_retry, b);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(b->retry_timer, SD_EVENT_OFF);
+
+        r = bus_connect(b);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                bus_connect_failed(b, r);
+
+        /* Last: nothing above can fail any more and leave a dangling listener. */
+        r = manager_add_listener(m, on_level, b);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(b);
+        return 0;
+}
+
+Bus *bus_free(Bus *b) {
+        if (!b)
+                return NULL;
+        /* No flush: a stuck dbus-daemon must not hold up the exit. */
+        sd_bus_close_unref(b->bus);
+        sd_event_source_disable_unref(b->retry_timer);
+        subscriber_set_free(b->subscribers);
+        free(b);
+        return NULL;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The D-Bus face of the daemon (org.freedesktop.vmpressure1(5)): a thin
+ * sd-bus vtable over the manager, the Subscribe() descriptors, and the
+ * org.freedesktop.LowMemoryMonitor compatibility name for GLib's
+ * GMemoryMonitor. No decisions here: levels come from the manager's
+ * listener, and the bus only says them.
+ *
+ * The connection is optional at every moment: without a system bus (early
+ * boot, dbus-daemon restarting) the daemon goes on watching pressure and
+ * serving fd subscribers, and reconnects on a timer (every
+ * BUS_RETRY_USEC for BUS_RETRY_FAST_ATTEMPTS attempts, then every
+ * BUS_RETRY_SLOW_USEC), registering its objects and taking its names back.
+ */
+
+#include <sys/types.h>
+
+#include "manager.h"
+#include "subscribers.h"
+
+#define BUS_NAME            "org.freedesktop.vmpressure1"
+#define BUS_PATH            "/org/freedesktop/vmpressure1"
+#define BUS_INTERFACE       "org.freedesktop.vmpressure1.Manager"
+#define BUS_LMM_NAME        "org.freedesktop.LowMemoryMonitor"
+#define BUS_LMM_PATH        "/org/freedesktop/LowMemoryMonitor"
+#define BUS_LMM_INTERFACE   "org.freedesktop.LowMemoryMonitor"
+
+#define BUS_RETRY_USEC            (1 * USEC_PER_SEC)
+#define BUS_RETRY_FAST_ATTEMPTS   30
+#define BUS_RETRY_SLOW_USEC       (5 * USEC_PER_SEC)
+/* A dbus-daemon that does not read (stopped, stuck) first fills the
+ * connection's socket buffer (sd-bus asks for 8 MiB; we cut it to
+ * BUS_SNDBUF_BYTES, which the kernel doubles), then sd-bus's own queue; past
+ * BUS_WQUEUE_MAX queued messages signals are dropped and counted
+ * (SignalDrops), so a stuck bus cannot grow the daemon. An announcement is
+ * ~400 bytes on the wire (signal and PropertiesChanged). */
+#define BUS_SNDBUF_BYTES          (256 * 1024)
+#define BUS_WQUEUE_MAX            256
+/* GLib apps free caches on every LowMemoryWarning: a level repeated under
+ * sustained pressure is re-sent at most this often (a change always is),
+ * like low-memory-monitor's own 15 s recovery interval. */
+#define BUS_LMM_REPEAT_USEC       (15 * USEC_PER_SEC)
+
+typedef struct Bus Bus;
+
+/* Registers the level listener and the subscriber set on the manager's loop
+ * and connects to the system bus ($DBUS_SYSTEM_BUS_ADDRESS or the default).
+ * A missing bus is not an error (it is retried). 0, or negative errno. */
+int bus_new(Manager *m, Bus **ret);
+Bus *bus_free(Bus *b);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Bus *, bus_free);
+
+/* For the actions: the Killed signal. 0, or negative errno (also when
+ * there is no bus at the moment: -ENOTCONN). */
+int bus_emit_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint64_t rss_bytes,
+                    const char *reason);
+
+/* The current system bus connection, for the actions' KillUnit() calls;
+ * NULL while there is none (reconnecting). Borrowed: do not keep it across
+ * event loop iterations, it is replaced on reconnection. */
+struct sd_bus *bus_get_connection(Bus *b);
+
+/* LowMemoryWarning's byte for a level: 50, 100, 255; 0 for none. */
+uint8_t bus_lmm_level(Level l);

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The manager owns the event loop and wires sources → level engine →
+ * listeners (the event printer now; the bus and actions later). It is the
+ * only module that knows them all.
+ */
+
+#include <systemd/sd-event.h>
+
+#include "conf.h"
+#include "level.h"
+#include "source.h"
+
+#define MANAGER_SCOPES_MAX (1 + CONFIG_WATCH_MAX)
+#define MANAGER_LISTENERS_MAX 4
+#define SCOPE_SYSTEM "-.slice"
+
+typedef struct Manager Manager;
+
+typedef struct Scope {
+        Manager *manager;
+        char name[256];                 /* SCOPE_SYSTEM or the last component of cgroup */
+        char cgroup[PATH_MAX];          /* "" for the whole system */
+        Source *source;                 /* NULL once the cgroup is gone */
+        SourceType source_type;
+        LevelEngine engine;
+        sd_event_source *poll_timer;    /* headroom sampling, adaptive */
+        sd_event_source *deadline_timer;/* the engine's next drop */
+        bool busy;
+        bool headroom;                  /* false when the scope has no limit to measure */
+        bool gone;
+        uint64_t announced[_LEVEL_MAX]; /* level changes and repeats, per level */
+        usec_t last_change_usec;
+        /* Reads of /proc/meminfo or memory.* for headroom land here: nothing is
+         * allocated between the kernel's notification and the announcement. */
+        char buf[8192];
+} Scope;
+
+/* Called for every announced level change or repeat, in the order registered. */
+typedef void (*manager_level_handler_t)(Manager *m, const Scope *scope, const LevelEvent *ev,
+                                        void *userdata);
+
+/* Fills *ret with a fresh configuration for Reload() and SIGHUP (main.c
+ * parses the file again and re-applies the command line). 0, or negative
+ * errno after reporting what is wrong. */
+typedef int (*manager_config_loader_t)(Config *ret, void *userdata);
+
+struct Manager {
+        sd_event *event;
+        Config config;
+        SourceEnv env;
+        Scope *scopes[MANAGER_SCOPES_MAX];
+        size_t n_scopes;
+        bool print_events;
+        struct {
+                manager_level_handler_t handler;
+                void *userdata;
+        } listeners[MANAGER_LISTENERS_MAX];
+        size_t n_listeners;
+        sd_event_source *gc_defer;      /* frees the sources of gone scopes outside their callbacks */
+        manager_config_loader_t config_loader;
+        void *config_loader_userdata;
+};
+
+int manager_new(const Config *config, bool print_events, Manager **ret);
+Manager *manager_free(Manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
+
+/* Opens the best source for the system scope and for every watched cgroup.
+ * -ENODEV (with the reasons logged) when the system scope has no source, or
+ * the forced source is unavailable for it. */
+int manager_start(Manager *m);
+int manager_run(Manager *m);
+
+int manager_add_listener(Manager *m, manager_level_handler_t handler, void *userdata);
+
+void manager_set_config_loader(Manager *m, manager_config_loader_t loader, void *userdata);
+/* Loads the configuration again and applies what can change while running:
+ * [Levels], [Poll], LogLevel=, DryRun=, MaxSubscribers=. Source=, Watch=,
+ * SyscallNumber=, [PSI] and LowMemoryMonitor= need a restart. 0;
+ * -EOPNOTSUPP without a loader; the loader's negative errno (the running
+ * configuration stays). */
+int manager_reload(Manager *m);
+
+/* Feeds one sample to a scope (what sources do through their callback). */
+void manager_feed(Manager *m, Scope *scope, const Sample *sample);
+
+Scope *manager_find_scope(Manager *m, const char *name);

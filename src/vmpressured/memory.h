@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Keeps the path from an OOM event to the D-Bus signal off the page
+ * allocator. The level engine, the subscriber writes and the journal
+ * logging allocate nothing; sd-bus does call malloc() for every message it
+ * builds (a signal is ~1 KiB with its header). So the heap is made to
+ * serve those from pages the daemon already owns and has locked:
+ *  - M_TRIM_THRESHOLD -1: free() never gives heap pages back to the kernel;
+ *  - M_MMAP_THRESHOLD fixed at MEMORY_MMAP_THRESHOLD_BYTES: nothing sd-bus
+ *    asks for is served by a fresh mmap();
+ *  - M_ARENA_MAX 1: one heap, the one that holds the reserve;
+ *  - a reserve of MEMORY_HEAP_RESERVE_BYTES is malloc()ed, touched and
+ *    freed: it stays at the top of the heap, and the mlockall() that
+ *    follows locks it;
+ *  - the stack is touched MEMORY_STACK_PREFAULT_BYTES deep, for the same
+ *    reason.
+ * This is not a guarantee: a burst larger than the reserve grows the heap
+ * (brk), and the kernel has to find those pages then.
+ */
+
+#include "macro.h"
+
+#define MEMORY_HEAP_RESERVE_BYTES   (1024u * 1024u)
+#define MEMORY_MMAP_THRESHOLD_BYTES (4u * 1024u * 1024u)
+#define MEMORY_STACK_PREFAULT_BYTES (128u * 1024u)
+
+/* Call before mlockall(). 0, or -ENOMEM when the reserve cannot be had. */
+int memory_reserve(void);

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Per-unit policies: a pure parser and matcher. Text in, structs out; no
+ * I/O, no clock (policy-load.c reads the directories).
+ *
+ * One file per unit, "<unit>.policy"; "foo@.service.policy" is a template
+ * that covers every instance foo@X.service. Sections:
+ *
+ *   [Policy]  Scope=system|unit  Description=…
+ *   [Low] [Medium] [OOM]
+ *             Signal=SIGUSR1|USR1|10   SignalTarget=main|all
+ *   [OOM]     Kill=yes|no              KillTarget=largest|unit
+ *
+ * Every problem is reported to a Diagnostics as "file:line: what is wrong",
+ * and whatever is valid in the file still loads.
+ */
+
+#include <limits.h>
+
+#include "diag.h"
+#include "level.h"
+#include "unit-name.h"
+
+/* A policy file is a handful of lines; anything larger is a mistake (a
+ * log file copied into the directory, say), refused with one message. */
+#define POLICY_FILE_MAX (64 * 1024)
+/* Problems quoted per file: a binary file would otherwise fill the whole
+ * Diagnostics (DIAG_MAX lines) and hide every other file's problems. */
+#define POLICY_FILE_ERRORS_MAX 10
+#define POLICY_PATH_MAX 512
+#define POLICY_DESCRIPTION_MAX 256
+/* At most this many file names in one set; further files are reported. */
+#define POLICY_SET_MAX 4096
+
+#define POLICY_SUFFIX ".policy"
+
+typedef enum PolicyScope {
+        POLICY_SCOPE_SYSTEM,            /* act on the system's level (default) */
+        POLICY_SCOPE_UNIT,              /* act on the level of the unit's own cgroup */
+        _POLICY_SCOPE_MAX,
+        _POLICY_SCOPE_INVALID = -EINVAL,
+} PolicyScope;
+
+typedef enum SignalTarget {
+        SIGNAL_TARGET_MAIN,             /* the unit's main process (default) */
+        SIGNAL_TARGET_ALL,              /* every process of the unit */
+        _SIGNAL_TARGET_MAX,
+        _SIGNAL_TARGET_INVALID = -EINVAL,
+} SignalTarget;
+
+typedef enum KillTarget {
+        KILL_TARGET_LARGEST,            /* the unit's process with the largest RSS (default) */
+        KILL_TARGET_UNIT,               /* every process of the unit */
+        _KILL_TARGET_MAX,
+        _KILL_TARGET_INVALID = -EINVAL,
+} KillTarget;
+
+typedef enum PolicyState {
+        POLICY_LOADED,                  /* parsed; may still have had bad lines */
+        POLICY_MASKED,                  /* empty file or a symlink to /dev/null */
+        POLICY_BROKEN,                  /* unreadable, too large or binary: nothing loaded */
+        _POLICY_STATE_MAX,
+        _POLICY_STATE_INVALID = -EINVAL,
+} PolicyState;
+
+typedef struct PolicyAction {
+        unsigned line;                  /* of the section header; 0: the file has no such section */
+        int signal;                     /* 0: no signal */
+        SignalTarget signal_target;
+        bool kill;                      /* [OOM] only: the unit's processes may be killed */
+        KillTarget kill_target;
+} PolicyAction;
+
+typedef struct Policy {
+        char unit[UNIT_NAME_MAX];       /* "foo.service", or the template "foo@.service" */
+        char path[POLICY_PATH_MAX];     /* the file it came from */
+        PolicyState state;
+        bool is_template;
+        PolicyScope scope;
+        char description[POLICY_DESCRIPTION_MAX];
+        PolicyAction actions[_LEVEL_MAX];       /* [LEVEL_LOW…LEVEL_OOM]; [LEVEL_NONE] unused */
+        unsigned n_errors;              /* problems reported for this file */
+} Policy;
+
+const char *policy_scope_to_string(PolicyScope s);
+PolicyScope policy_scope_from_string(const char *s);
+const char *signal_target_to_string(SignalTarget t);
+SignalTarget signal_target_from_string(const char *s);
+const char *kill_target_to_string(KillTarget t);
+KillTarget kill_target_from_string(const char *s);
+const char *policy_state_to_string(PolicyState s);
+
+/* "SIGUSR1", "USR1", "10", "SIGRTMIN+2", "RTMAX-1" → the number; -EINVAL. */
+int signal_from_string(const char *s);
+/* "SIGUSR1", "SIGRTMIN+2"; NULL for an invalid number. Static storage for
+ * real-time signals: one call's result is valid until the next call. */
+const char *signal_to_string(int sig);
+
+/* Parses the text of one policy file. filename is the base name
+ * ("foo.service.policy") and gives the unit; path is what the messages say
+ * (dir + "/" + filename). text need not be NUL-terminated.
+ * An empty text (len 0) is a mask: *ret is POLICY_MASKED.
+ * Returns the number of problems found (≥ 0) with *ret filled in
+ * (POLICY_LOADED, POLICY_MASKED, or POLICY_BROKEN for a file too large or
+ * binary), or -EINVAL when filename does not name a unit (reported, *ret
+ * untouched). diag gets at most POLICY_FILE_ERRORS_MAX of a file's
+ * problems, then one line with how many more there were. */
+int policy_parse(const char *path, const char *filename, const char *text, size_t len,
+                 Policy *ret, Diagnostics *diag);
+
+/* What the policy does at a level, for logs and ListPolicies:
+ * "signal SIGUSR1 to main, kill largest", "nothing". */
+const char *policy_action_describe(const PolicyAction *a, char *buf, size_t size);
+/* The unit's processes may be killed at OOM: [OOM] Kill=yes. */
+bool policy_kill_enabled(const Policy *p);
+
+/* The policies in force: one entry per file name, sorted by unit name. */
+typedef struct PolicySet {
+        Policy *policies;
+        size_t n;
+        size_t n_allocated;
+} PolicySet;
+
+/* One file as the loader found it, in directory priority order. */
+typedef struct PolicyFile {
+        const char *dir;                /* "/etc/vmpressured/policies" */
+        const char *filename;           /* "foo.service.policy" */
+        const char *text;               /* NULL when it could not be read */
+        size_t len;
+        int error;                      /* negative errno when text is NULL;
+                                         * -EBADFD: not a regular file */
+} PolicyFile;
+
+int policy_set_new(PolicySet **ret);
+PolicySet *policy_set_free(PolicySet *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(PolicySet *, policy_set_free);
+
+/* Adds one file. The first file with a name wins, as for systemd's
+ * conf-files: call in priority order, later ones with the same name are
+ * shadowed (logged at debug). A file that cannot be used (unreadable,
+ * too large, binary) still takes its name, so that /etc always overrides
+ * /usr/lib. Problems are reported for shadowed files too, so that a
+ * check shows every broken file. Returns the number of problems found in
+ * the file (≥ 0), or -ENOMEM. */
+int policy_set_add(PolicySet *s, const PolicyFile *f, Diagnostics *diag);
+/* policy_set_add() for each of files[0..n). Total problems, or -ENOMEM. */
+int policy_set_add_files(PolicySet *s, const PolicyFile *files, size_t n, Diagnostics *diag);
+
+/* The policy for a unit: its own file, else the template's for an instance
+ * ("foo@bar.service" → "foo@.service"). A masked or broken file of the
+ * unit's own name hides the template. NULL when there is none. */
+const Policy *policy_set_find(const PolicySet *s, const char *unit);
+/* The entry of that exact name in any state, NULL if none. */
+const Policy *policy_set_get(const PolicySet *s, const char *unit);
+size_t policy_set_count_loaded(const PolicySet *s);

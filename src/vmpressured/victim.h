@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Victim choice: pure. Candidate records in, an index out. The rules of
+ * DESIGN.md live here and nowhere else: never PID 1, never a kernel thread,
+ * never the daemon itself, never a process of a unit not marked killable
+ * (Kill=yes), never one the administrator made unkillable for the kernel's
+ * OOM killer too (oom_score_adj -1000).
+ */
+
+#include <sys/types.h>
+
+#include "proc-pid.h"
+
+#define OOM_SCORE_ADJ_MIN (-1000)
+
+typedef struct Candidate {
+        pid_t pid;
+        pid_t ppid;
+        uint64_t starttime_ticks;       /* identity: re-checked through the pidfd before the kill */
+        uint64_t rss_bytes;
+        int oom_score_adj;
+        bool is_kernel_thread;
+        uid_t uid;
+        char comm[PROC_COMM_MAX];
+        const char *unit;               /* borrowed: the manager's unit table outlives the array */
+        bool unit_marked_killable;      /* the unit's policy has [OOM] Kill=yes */
+} Candidate;
+
+typedef enum VictimVerdict {
+        VICTIM_OK,
+        VICTIM_PID1,
+        VICTIM_SELF,
+        VICTIM_KERNEL_THREAD,
+        VICTIM_UNMARKED,                /* its unit has no Kill=yes */
+        VICTIM_OOM_DISABLED,            /* oom_score_adj -1000 */
+        VICTIM_NO_MEMORY,               /* RSS 0: a zombie or exiting, killing frees nothing */
+        VICTIM_BAD_PID,                 /* pid ≤ 0 */
+        _VICTIM_VERDICT_MAX,
+        _VICTIM_VERDICT_INVALID = -EINVAL,
+} VictimVerdict;
+
+const char *victim_verdict_to_string(VictimVerdict v);
+
+/* Whether c may be killed by a daemon whose own pid is self_pid. */
+VictimVerdict victim_check(const Candidate *c, pid_t self_pid);
+
+/* Orders a before b when a is the better victim: larger RSS, then higher
+ * oom_score_adj (the administrator's preference), then younger (later
+ * start: less work lost), then higher pid. A total order whatever the
+ * array order, so the choice is deterministic. <0, 0 (same record), >0. */
+int victim_compare(const Candidate *a, const Candidate *b);
+
+/* The index of the victim among c[0..n), or -ESRCH when none may be
+ * killed. One pass, no allocation: 10,000 candidates in well under 1 ms. */
+int victim_select(const Candidate *c, size_t n, pid_t self_pid);
+
+/* KillTarget=unit: the indices of every candidate of unit that may be
+ * killed, best victim first, in ret_idx (room for max). Returns how many
+ * may be killed (may exceed max: only max were stored). */
+size_t victim_select_unit(const Candidate *c, size_t n, const char *unit, pid_t self_pid,
+                          size_t *ret_idx, size_t max);
+
+/* SignalTarget=main without systemd: the unit's main process among the
+ * processes of its cgroup: the root of the process tree there (its parent
+ * is not in the cgroup), the oldest if there are several, then the lowest
+ * pid. PID 1, kernel threads and self_pid are never chosen. The index, or
+ * -ESRCH. O(n log n) with scratch (room for n indices); without scratch
+ * (NULL) O(n²), fine for a few hundred. */
+int victim_main_process(const Candidate *c, size_t n, pid_t self_pid, size_t *scratch);

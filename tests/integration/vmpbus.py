@@ -1,0 +1,327 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""D-Bus fixtures for the bus integration tests, on top of vmptest.py.
+
+SystemBus starts a private dbus-daemon (MACHINE.md recipe) whose bus.conf
+includes /usr/share/dbus-1/system.conf and the project's dbus/ directory, so
+the shipped policy file is what is enforced; it exports
+DBUS_SYSTEM_BUS_ADDRESS, which the daemon (started afterwards by vmptest's
+Daemon), busctl, the sd-bus client and GLib all honour. The daemon's socket
+lives in a private 0755 directory, so user nobody can connect too.
+
+Everything started or created here is registered with vmptest's cleanups.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+import vmptest
+from vmptest import check, fail, log, on_cleanup, cancel_cleanup, skip_or_fail
+
+NAME = "org.freedesktop.vmpressure1"
+PATH = "/org/freedesktop/vmpressure1"
+IFACE = "org.freedesktop.vmpressure1.Manager"
+LMM_NAME = "org.freedesktop.LowMemoryMonitor"
+LMM_PATH = "/org/freedesktop/LowMemoryMonitor"
+LMM_IFACE = "org.freedesktop.LowMemoryMonitor"
+
+# The seed's ABI values (include/vmpressure.h).
+VMPRESSURE = {"low": 1 << 10, "medium": 1 << 20, "oom": 1 << 30}
+LEVEL_OF_VALUE = {v: k for k, v in VMPRESSURE.items()}
+RANK = {"none": 0, "low": 1, "medium": 2, "oom": 3}
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+# Fast levels for tests: a level holds 1 s, NORMAL after 2 s of quiet.
+FAST_LEVELS = "[Levels]\nHoldSec=1s\nQuietSec=2s\nRepeatSec=1s\n"
+
+
+def need_bus():
+    """dbus-daemon, busctl, setpriv and the built client; else skip (fail under CI)."""
+    for tool in ("dbus-daemon", "busctl", "gdbus", "setpriv"):
+        if not shutil.which(tool):
+            skip_or_fail(f"{tool} is not installed (tools/dev deps installs it)")
+    for var in ("VMP_BUS_CLIENT", "VMP_DBUS_DIR"):
+        if not os.environ.get(var):
+            print(f"FAIL: ${var} is not set (meson test sets it)", flush=True)
+            os._exit(1)
+    check(os.path.exists(os.path.join(os.environ["VMP_DBUS_DIR"], "org.freedesktop.vmpressure1.conf")),
+          "the policy file dbus/org.freedesktop.vmpressure1.conf is missing")
+
+
+class SystemBus:
+    """A private system bus enforcing the shipped policy. extra_policy: XML
+    <policy> elements appended after it (tests of the daemon's own checks)."""
+
+    def __init__(self, extra_policy=None, limits=None):
+        self.dir = tempfile.mkdtemp(prefix="vmp-bus-")
+        os.chmod(self.dir, 0o755)
+        on_cleanup(f"bus dir {self.dir}", lambda: shutil.rmtree(self.dir, ignore_errors=True))
+        self.socket = os.path.join(self.dir, "bus")
+        self.address = f"unix:path={self.socket}"
+        self.conf = os.path.join(self.dir, "bus.conf")
+        self.extra_dir = os.path.join(self.dir, "extra")
+        os.mkdir(self.extra_dir)
+        os.chmod(self.extra_dir, 0o755)
+        self.limits = limits or {}
+        self.proc = None
+        self._entry = None
+        self.set_extra_policy(extra_policy)
+        self._write_conf()
+
+    def _write_conf(self):
+        limits = "".join(f'  <limit name="{k}">{v}</limit>\n' for k, v in self.limits.items())
+        with open(self.conf, "w") as f:
+            f.write('<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"\n'
+                    ' "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">\n'
+                    "<busconfig>\n"
+                    "  <include>/usr/share/dbus-1/system.conf</include>\n"
+                    f"  <includedir>{os.environ['VMP_DBUS_DIR']}</includedir>\n"
+                    f"  <includedir>{self.extra_dir}</includedir>\n"
+                    f"{limits}"
+                    "</busconfig>\n")
+
+    def set_extra_policy(self, xml):
+        """Replaces the extra policy (None: none); takes effect on start() or reload()."""
+        path = os.path.join(self.extra_dir, "zz-test.conf")
+        if xml is None:
+            if os.path.exists(path):
+                os.unlink(path)
+            return
+        with open(path, "w") as f:
+            f.write('<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"\n'
+                    ' "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">\n'
+                    f"<busconfig>\n{xml}\n</busconfig>\n")
+
+    def start(self):
+        if os.path.exists(self.socket):
+            os.unlink(self.socket)
+        rfd, wfd = os.pipe()
+        self.proc = subprocess.Popen(
+            ["dbus-daemon", f"--config-file={self.conf}", f"--address={self.address}",
+             "--nofork", "--nopidfile", f"--print-address={wfd}"],
+            pass_fds=(wfd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True)
+        os.close(wfd)
+        self._entry = on_cleanup(f"dbus-daemon pid {self.proc.pid}", self._cleanup)
+        with os.fdopen(rfd) as f:
+            line = f.readline().strip()
+        if not line.startswith("unix:"):
+            fail(f"dbus-daemon did not start: {self.proc.stderr.read() if self.proc.poll() is not None else ''}")
+        os.environ["DBUS_SYSTEM_BUS_ADDRESS"] = self.address
+        log(f"dbus-daemon pid {self.proc.pid} at {self.address}")
+        return self
+
+    def reload(self):
+        """SIGHUP: dbus-daemon re-reads its configuration, connections stay."""
+        self.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.3)
+
+    def kill(self):
+        """SIGKILL, as a crash: every connection drops at once."""
+        cancel_cleanup(self._entry)
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+        log(f"dbus-daemon pid {self.proc.pid} killed")
+
+    def _cleanup(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def stop(self):
+        cancel_cleanup(self._entry)
+        self._cleanup()
+
+
+def busctl(*args, user=None, check_ok=True, timeout=10):
+    """busctl --system ARGS; user='nobody' runs it as nobody. Returns CompletedProcess."""
+    cmd = (NOBODY if user == "nobody" else []) + ["busctl", "--system"] + [str(a) for a in args]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    if check_ok and r.returncode != 0:
+        fail(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+    return r
+
+
+def get_property(prop, user=None, path=PATH, iface=IFACE, dest=NAME):
+    """busctl get-property with --json: the value."""
+    r = busctl("--json=short", "get-property", dest, path, iface, prop, user=user)
+    return json.loads(r.stdout)["data"]
+
+
+def name_owner(name):
+    r = busctl("call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+               "GetNameOwner", "s", name, check_ok=False)
+    return r.stdout.split()[1].strip('"') if r.returncode == 0 else None
+
+
+def wait_name(name, timeout=10.0, owner_not=None):
+    """Until name has an owner (other than owner_not); returns it."""
+    owner = vmptest.poll_until(lambda: (lambda o: o if o and o != owner_not else None)(name_owner(name)),
+                               timeout, 0.05)
+    check(owner, f"nobody owns {name} after {timeout:g} s")
+    return owner
+
+
+class _LineReader:
+    """A process whose stdout lines are parsed in a thread; wait_for() from a cursor."""
+
+    def __init__(self, cmd, what, parse):
+        self.what = what
+        self.parse = parse
+        self.items = []
+        self._cursor = 0
+        self._cond = threading.Condition()
+        self._eof = False
+        self._stderr = []
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     stdin=subprocess.DEVNULL, text=True, bufsize=1)
+        self._entry = on_cleanup(f"{what} pid {self.proc.pid}", self.stop)
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=lambda: [self._stderr.append(l) for l in self.proc.stderr],
+                         daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            item = self.parse(line.rstrip("\n"))
+            if item is None:
+                continue
+            with self._cond:
+                self.items.append(item)
+                self._cond.notify_all()
+        with self._cond:
+            self._eof = True
+            self._cond.notify_all()
+
+    def wait_for(self, pred, timeout, what):
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            i = self._cursor
+            while True:
+                while i < len(self.items):
+                    it = self.items[i]
+                    i += 1
+                    if pred(it):
+                        self._cursor = max(self._cursor, i)
+                        return it
+                left = deadline - time.monotonic()
+                if left <= 0 or self._eof:
+                    break
+                self._cond.wait(min(left, 0.2))
+        fail(f"{self.what}: no {what} within {timeout:g} s (got {len(self.items)} items; "
+             f"stderr: {''.join(self._stderr)[-2000:]!r})")
+
+    def snapshot(self):
+        with self._cond:
+            return list(self.items)
+
+    def stop(self):
+        cancel_cleanup(self._entry)
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        with self._cond:        # everything it wrote is parsed
+            self._cond.wait_for(lambda: self._eof, timeout=10)
+
+
+def _parse_kv(line):
+    parts = line.split()
+    if not parts:
+        return None
+    d = {"type": parts[0], "line": line}
+    for p in parts[1:]:
+        k, sep, v = p.partition("=")
+        if sep:
+            d[k] = int(v) if v.isdigit() else v
+    return d
+
+
+class Client(_LineReader):
+    """tests/helpers/vmp-bus-client: ready, signal, lmm, record, eof, error lines."""
+
+    def __init__(self, *args, user=None, wait_ready=True):
+        cmd = (NOBODY if user == "nobody" else []) + [os.environ["VMP_BUS_CLIENT"]] + [str(a) for a in args]
+        super().__init__(cmd, "vmp-bus-client" + (" (nobody)" if user else ""), _parse_kv)
+        if wait_ready:
+            self.ready = self.wait_for(lambda e: e["type"] == "ready", 15, "ready line")
+
+    def signals(self, scope=None):
+        return [e for e in self.snapshot() if e["type"] == "signal" and (scope is None or e.get("scope") == scope)]
+
+    def records(self, sub=None):
+        return [e for e in self.snapshot() if e["type"] == "record" and (sub is None or e["sub"] == sub)]
+
+
+def _parse_monitor(line):
+    try:
+        m = json.loads(line)
+    except ValueError:
+        return None
+    return m if isinstance(m, dict) and m.get("type") == "signal" else None
+
+
+class Monitor(_LineReader):
+    """busctl --json=short monitor of the daemon's signals (root only: BecomeMonitor)."""
+
+    def __init__(self):
+        matches = [f"type='signal',interface='{IFACE}'",
+                   f"type='signal',interface='{LMM_IFACE}'",
+                   f"type='signal',interface='org.freedesktop.DBus.Properties',path='{PATH}'"]
+        cmd = ["busctl", "--system", "--json=short", "monitor"] + [f"--match={m}" for m in matches]
+        super().__init__(cmd, "busctl monitor", _parse_monitor)
+        # busctl prints nothing when it is ready; a signal sent right after it
+        # starts could be missed. BecomeMonitor is done within ~50 ms here.
+        time.sleep(0.5)
+
+    def level_signals(self, scope=None):
+        out = []
+        for m in self.snapshot():
+            if m.get("interface") != IFACE or m.get("member") not in ("Low", "Medium", "OOM", "Normal"):
+                continue
+            data = m["payload"]["data"]
+            if scope is None or data[0] == scope:
+                out.append((m["member"], data[0], data[1] if len(data) > 1 else None))
+        return out
+
+
+def collapse(seq):
+    """Consecutive repeats dropped: [Low, Low, OOM, OOM, Normal] → [Low, OOM, Normal]."""
+    out = []
+    for x in seq:
+        if not out or out[-1] != x:
+            out.append(x)
+    return out
+
+
+def daemon_levels(daemon, scope):
+    """The daemon's announcements (--print-events) for scope, in order."""
+    return [e for e in daemon.events if e["type"] == "level" and e.get("scope") == scope]
+
+
+def proc_status(pid):
+    """VmRSS in KiB, VmLck in KiB, open fds."""
+    d = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("VmRSS", "VmLck", "VmHWM"):
+                d[k] = int(v.split()[0])
+            elif k.startswith("Cap"):
+                d[k] = int(v.strip(), 16)
+            elif k == "NoNewPrivs":
+                d[k] = int(v)
+    d["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
+    return d

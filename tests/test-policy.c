@@ -1,0 +1,524 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "policy-load.h"
+#include "policy.h"
+#include "tests.h"
+
+/* ---- bad files: the exact messages ---- */
+
+typedef struct BadCase {
+        const char *name;
+        const char *filename;
+        const char *text;
+        const char *errors[4];          /* exact diag lines, in order; the rest NULL */
+} BadCase;
+
+#define F "foo.service.policy"
+
+static const BadCase bad_cases[] = {
+        { "unknown section", F,
+          "[Policy]\nScope=system\n[Hgih]\nSignal=SIGUSR1\n[Medium]\nSignal=USR1\n",
+          { F ":3: Unknown section [Hgih]: must be [Policy], [Low], [Medium] or [OOM]" } },
+        { "section names are case-sensitive", F, "[oom]\nKill=yes\n",
+          { F ":1: Unknown section [oom]: must be [Policy], [Low], [Medium] or [OOM]" } },
+        { "unknown key", F, "[Low]\nSingal=SIGUSR1\n",
+          { F ":2: Unknown key 'Singal' in section [Low]" } },
+        { "level key in [Policy]", F, "[Policy]\nSignal=SIGUSR1\n",
+          { F ":2: Unknown key 'Signal' in section [Policy]" } },
+        { "bad signal name", F, "[Medium]\nSignal=SIGFOO\n",
+          { F ":2: Invalid value 'SIGFOO' for Signal=: must be a signal name like SIGUSR1 or USR1, or a number" } },
+        { "lower-case signal", F, "[Medium]\nSignal=sigusr1\n",
+          { F ":2: Invalid value 'sigusr1' for Signal=: must be a signal name like SIGUSR1 or USR1, or a number" } },
+        { "signal 0", F, "[Medium]\nSignal=0\n",
+          { F ":2: Invalid value '0' for Signal=: must be a signal name like SIGUSR1 or USR1, or a number" } },
+        { "signal out of range", F, "[Medium]\nSignal=65\n",
+          { F ":2: Invalid value '65' for Signal=: must be a signal name like SIGUSR1 or USR1, or a number" } },
+        { "RTMIN+ too far", F, "[Medium]\nSignal=SIGRTMIN+99\n",
+          { F ":2: Invalid value 'SIGRTMIN+99' for Signal=: must be a signal name like SIGUSR1 or USR1, or a number" } },
+        { "SIGKILL", F, "[OOM]\nSignal=SIGKILL\n",
+          { F ":2: Signal=SIGKILL is not allowed: use Kill=yes in [OOM] to kill" } },
+        { "KILL by number", F, "[OOM]\nSignal=9\n",
+          { F ":2: Signal=9 is not allowed: use Kill=yes in [OOM] to kill" } },
+        { "STOP", F, "[Low]\nSignal=STOP\n",
+          { F ":2: Signal=STOP is not allowed: a stopped unit frees no memory" } },
+        { "bad boolean", F, "[OOM]\nKill=maybe\n",
+          { F ":2: Invalid value 'maybe' for Kill=: must be a boolean (yes/no, true/false, on/off, 1/0)" } },
+        { "Kill= outside [OOM]", F, "[Medium]\nKill=yes\n",
+          { F ":2: Kill= is only allowed in [OOM], ignoring" } },
+        { "KillTarget= outside [OOM]", F, "[Low]\nKillTarget=unit\n",
+          { F ":2: KillTarget= is only allowed in [OOM], ignoring" } },
+        { "level section twice", F, "[Medium]\nSignal=SIGUSR1\n\n[Medium]\nSignal=SIGUSR2\n",
+          { F ":4: Duplicate section [Medium], first on line 1, ignoring it" } },
+        { "[Policy] twice", F, "[Policy]\nScope=unit\n[Policy]\nScope=system\n",
+          { F ":3: Duplicate section [Policy], first on line 1, ignoring it" } },
+        { "duplicate key", F, "[Low]\nSignal=SIGUSR1\nSignal=SIGUSR2\n",
+          { F ":3: Duplicate key Signal= in section [Low], first set on line 2" } },
+        { "key before any section", F, "Signal=SIGUSR1\n[Low]\n",
+          { F ":1: Assignment before any section header, ignoring" } },
+        { "bad scope", F, "[Policy]\nScope=cgroup\n",
+          { F ":2: Invalid value 'cgroup' for Scope=: must be system or unit" } },
+        { "bad signal target", F, "[Low]\nSignal=USR1\nSignalTarget=everyone\n",
+          { F ":3: Invalid value 'everyone' for SignalTarget=: must be main or all" } },
+        { "bad kill target", F, "[OOM]\nKill=yes\nKillTarget=smallest\n",
+          { F ":3: Invalid value 'smallest' for KillTarget=: must be largest or unit" } },
+        { "line without '='", F, "[Low]\nSignal SIGUSR1\n",
+          { F ":2: Missing '=' in line 'Signal SIGUSR1', ignoring" } },
+        { "several problems, each on its line", F,
+          "[Low]\nSignal=SIGNOPE\n[OOM]\nKill=perhaps\nFoo=bar\n[Medium]\nKill=yes\n",
+          { F ":2: Invalid value 'SIGNOPE' for Signal=: must be a signal name like SIGUSR1 or USR1, or a number",
+            F ":4: Invalid value 'perhaps' for Kill=: must be a boolean (yes/no, true/false, on/off, 1/0)",
+            F ":5: Unknown key 'Foo' in section [OOM]",
+            F ":7: Kill= is only allowed in [OOM], ignoring" } },
+        { "binary garbage", F, "\x7f" "ELF\x02\x01\x01\0\0\0\x03\0>\0",
+          { F ": Binary file (NUL byte at offset 7), ignoring file" } },
+        { "invalid UTF-8", F, "[Low]\nSignal=\xff\xfe\n",
+          { F ":2: Invalid UTF-8 in line, ignoring" } },
+        { "quoted values are cut", F,
+          "[Low]\nSignal=SIGAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n",
+          { F ":2: Invalid value 'SIGAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA…' for Signal=: "
+              "must be a signal name like SIGUSR1 or USR1, or a number" } },
+};
+
+static void check_diag(const char *name, const Diagnostics *d, const char *const *expected, size_t max) {
+        size_t n_expected = 0;
+
+        while (n_expected < max && expected[n_expected])
+                n_expected++;
+        if (diag_count(d) != n_expected) {
+                fprintf(stderr, "case '%s': %zu problems, expected %zu:\n", name, diag_count(d), n_expected);
+                for (size_t i = 0; i < d->n; i++)
+                        fprintf(stderr, "  %s\n", d->msg[i]);
+        }
+        CHECK_EQ_INT(diag_count(d), n_expected);
+        for (size_t i = 0; i < n_expected && i < d->n; i++)
+                CHECK_STREQ(d->msg[i], expected[i]);
+}
+
+static void test_bad_cases(void) {
+        for (size_t i = 0; i < ELEMENTSOF(bad_cases); i++) {
+                const BadCase *c = &bad_cases[i];
+                size_t len = c->text[0] == '\x7f' ? 14 : strlen(c->text);     /* the binary case holds NULs */
+                Diagnostics d;
+                Policy p;
+                int r;
+
+                diag_clear(&d);
+                r = policy_parse(c->filename, c->filename, c->text, len, &p, &d);
+                check_diag(c->name, &d, c->errors, ELEMENTSOF(c->errors));
+                CHECK_EQ_INT(r, (int) diag_count(&d));
+                CHECK_EQ_INT(p.n_errors, diag_count(&d));
+        }
+}
+
+/* "The rest still loads": good lines around bad ones take effect. */
+static void test_rest_still_loads(void) {
+        const char *text =
+                "[Policy]\nScope=unit\nColour=blue\n"
+                "[Hgih]\nSignal=SIGUSR2\n"
+                "[Medium]\nSignal=SIGNOPE\nSignalTarget=all\n"
+                "[Medium]\nSignal=SIGHUP\n"
+                "[OOM]\nKill=perhaps\nKillTarget=unit\nSignal=SIGUSR1\n";
+        Diagnostics d;
+        Policy p;
+
+        diag_clear(&d);
+        CHECK_EQ_INT(policy_parse(F, F, text, strlen(text), &p, &d), 5);
+        CHECK_EQ_INT(p.state, POLICY_LOADED);
+        CHECK_EQ_INT(p.scope, POLICY_SCOPE_UNIT);
+        CHECK_EQ_INT(p.actions[LEVEL_LOW].line, 0);
+        CHECK_EQ_INT(p.actions[LEVEL_LOW].signal, 0);           /* [Hgih] did not count as [Low] */
+        CHECK_EQ_INT(p.actions[LEVEL_MEDIUM].line, 6);
+        CHECK_EQ_INT(p.actions[LEVEL_MEDIUM].signal, 0);        /* bad, and the repeated section ignored */
+        CHECK_EQ_INT(p.actions[LEVEL_MEDIUM].signal_target, SIGNAL_TARGET_ALL);
+        CHECK_EQ_INT(p.actions[LEVEL_OOM].kill, false);
+        CHECK_EQ_INT(p.actions[LEVEL_OOM].kill_target, KILL_TARGET_UNIT);
+        CHECK_EQ_INT(p.actions[LEVEL_OOM].signal, SIGUSR1);
+        CHECK(!policy_kill_enabled(&p));
+}
+
+static void test_good_file(void) {
+        const char *text =
+                "\xef\xbb\xbf# postgres drops its caches on SIGUSR1\r\n"
+                "[Policy]\r\n"
+                "Description=Postgres: flush at medium, killable at OOM\n"
+                "Scope = system\n"
+                "\n"
+                "; low: nothing\n"
+                "[Low]\n"
+                "[Medium]\n"
+                "Signal=USR1\n"
+                "SignalTarget=main\n"
+                "[OOM]\n"
+                "Signal=SIGRTMIN+2\n"
+                "SignalTarget=all\n"
+                "Kill=yes\n"
+                "KillTarget=largest\n";
+        char buf[128];
+        Diagnostics d;
+        Policy p;
+
+        diag_clear(&d);
+        CHECK_EQ_INT(policy_parse("/etc/vmpressured/policies/postgresql.service.policy",
+                                  "postgresql.service.policy", text, strlen(text), &p, &d), 0);
+        CHECK_EQ_INT(diag_count(&d), 0);
+        CHECK_STREQ(p.unit, "postgresql.service");
+        CHECK_STREQ(p.path, "/etc/vmpressured/policies/postgresql.service.policy");
+        CHECK_STREQ(p.description, "Postgres: flush at medium, killable at OOM");
+        CHECK_EQ_INT(p.state, POLICY_LOADED);
+        CHECK(!p.is_template);
+        CHECK_EQ_INT(p.scope, POLICY_SCOPE_SYSTEM);
+        CHECK_EQ_INT(p.actions[LEVEL_LOW].line, 7);
+        CHECK_EQ_INT(p.actions[LEVEL_LOW].signal, 0);
+        CHECK_EQ_INT(p.actions[LEVEL_MEDIUM].signal, SIGUSR1);
+        CHECK_EQ_INT(p.actions[LEVEL_MEDIUM].signal_target, SIGNAL_TARGET_MAIN);
+        CHECK_EQ_INT(p.actions[LEVEL_OOM].signal, SIGRTMIN + 2);
+        CHECK_EQ_INT(p.actions[LEVEL_OOM].signal_target, SIGNAL_TARGET_ALL);
+        CHECK(p.actions[LEVEL_OOM].kill);
+        CHECK_EQ_INT(p.actions[LEVEL_OOM].kill_target, KILL_TARGET_LARGEST);
+        CHECK(policy_kill_enabled(&p));
+        CHECK_STREQ(policy_action_describe(&p.actions[LEVEL_LOW], buf, sizeof(buf)), "nothing");
+        CHECK_STREQ(policy_action_describe(&p.actions[LEVEL_MEDIUM], buf, sizeof(buf)), "signal SIGUSR1 to main");
+        CHECK_STREQ(policy_action_describe(&p.actions[LEVEL_OOM], buf, sizeof(buf)),
+                    "signal SIGRTMIN+2 to all, kill largest");
+
+        /* Defaults, an empty assignment resetting, a template. */
+        text = "[OOM]\nKill=yes\nSignal=SIGTERM\nSignal=\n[Medium]\nSignal=SIGUSR2\n";
+        diag_clear(&d);
+        CHECK_EQ_INT(policy_parse(NULL, "worker@.service.policy", text, strlen(text), &p, &d), 1);
+        CHECK_STREQ(d.msg[0], "worker@.service.policy:4: Duplicate key Signal= in section [OOM], first set on line 3");
+        CHECK_STREQ(p.unit, "worker@.service");
+        CHECK(p.is_template);
+        CHECK_EQ_INT(p.actions[LEVEL_OOM].signal, 0);
+        CHECK_EQ_INT(p.actions[LEVEL_OOM].kill_target, KILL_TARGET_LARGEST);
+        CHECK_STREQ(policy_action_describe(&p.actions[LEVEL_OOM], buf, sizeof(buf)), "kill largest");
+        CHECK_STREQ(policy_action_describe(&p.actions[LEVEL_MEDIUM], buf, sizeof(buf)), "signal SIGUSR2 to main");
+}
+
+static void test_file_names(void) {
+        static const struct {
+                const char *filename;
+                bool ok;
+        } names[] = {
+                { "foo.service.policy", true },
+                { "foo@.service.policy", true },
+                { "foo@bar.service.policy", true },
+                { "user-1000.slice.policy", true },
+                { "session-2.scope.policy", true },
+                { "foo.policy", false },
+                { "foo.target.policy", false },         /* a target has no processes */
+                { "foo.service", false },
+                { ".service.policy", false },
+                { "@.service.policy", false },
+                { "a@b@c.service.policy", false },
+                { "foo bar.service.policy", false },
+                { ".policy", false },
+                { "", false },
+        };
+        static const char msg[] = ": File name is not '<unit>.policy' with a valid unit name "
+                                  "(service, scope, slice, socket, mount, swap), ignoring file";
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                char expected[DIAG_LEN];
+                Diagnostics d;
+                Policy p;
+                int r;
+
+                diag_clear(&d);
+                r = policy_parse(names[i].filename, names[i].filename, "[Low]\n", 6, &p, &d);
+                if (names[i].ok) {
+                        CHECK_EQ_INT(r, 0);
+                        CHECK_EQ_INT(diag_count(&d), 0);
+                } else {
+                        CHECK_EQ_INT(r, -EINVAL);
+                        CHECK_EQ_INT(diag_count(&d), 1);
+                        (void) snprintf(expected, sizeof(expected), "%s%s", names[i].filename, msg);
+                        CHECK_STREQ(d.msg[0], expected);
+                }
+        }
+}
+
+static void test_huge_and_garbage(void) {
+        size_t huge_len = POLICY_FILE_MAX + 1, n_garbage = 30;
+        char *huge = malloc(huge_len), garbage[30 * 8];
+        Diagnostics d;
+        Policy p;
+
+        /* Exactly 64 KiB of comments is fine; one byte more is one error. */
+        memset(huge, '#', huge_len);
+        for (size_t i = 79; i < huge_len; i += 80)
+                huge[i] = '\n';
+        diag_clear(&d);
+        CHECK_EQ_INT(policy_parse(F, F, huge, POLICY_FILE_MAX, &p, &d), 0);
+        CHECK_EQ_INT(p.state, POLICY_LOADED);
+        diag_clear(&d);
+        CHECK_EQ_INT(policy_parse(F, F, huge, huge_len, &p, &d), 1);
+        CHECK_EQ_INT(diag_count(&d), 1);
+        CHECK_STREQ(d.msg[0], F ": File too large (more than 64 KiB), ignoring file");
+        CHECK_EQ_INT(p.state, POLICY_BROKEN);
+        free(huge);
+
+        /* Garbage without a NUL: the first POLICY_FILE_ERRORS_MAX lines and a count. */
+        for (size_t i = 0; i < n_garbage; i++)
+                memcpy(garbage + i * 8, "\xff\xfe\x80zz\x01q\n", 8);
+        diag_clear(&d);
+        CHECK_EQ_INT(policy_parse(F, F, garbage, sizeof(garbage), &p, &d), 30);
+        CHECK_EQ_INT(d.n, POLICY_FILE_ERRORS_MAX + 1);
+        CHECK_STREQ(d.msg[0], F ":1: Invalid UTF-8 in line, ignoring");
+        CHECK_STREQ(d.msg[9], F ":10: Invalid UTF-8 in line, ignoring");
+        CHECK_STREQ(d.msg[10], F ": 20 more problems in this file not shown");
+        CHECK_EQ_INT(p.state, POLICY_LOADED);
+
+        /* An empty file masks. */
+        diag_clear(&d);
+        CHECK_EQ_INT(policy_parse(F, F, "", 0, &p, &d), 0);
+        CHECK_EQ_INT(p.state, POLICY_MASKED);
+        CHECK_EQ_INT(diag_count(&d), 0);
+}
+
+/* Random bytes, random lengths: nothing crashes, every message is file:… */
+static void test_random_input(void) {
+        static const char alphabet[] = "[]=#;\n\r\t SignalKillOOMLowMediumPolicyTargetyesno0123456789\xff\x80\xc3\xa9";
+        unsigned seed = 12345;
+        char buf[512];
+
+        for (unsigned iter = 0; iter < 20000; iter++) {
+                size_t len = (size_t) (rand_r(&seed) % (int) sizeof(buf));
+                Diagnostics d;
+                Policy p;
+                int r;
+
+                for (size_t i = 0; i < len; i++)
+                        buf[i] = iter % 2 ? (char) rand_r(&seed) :
+                                 alphabet[rand_r(&seed) % (int) (sizeof(alphabet) - 1)];
+                diag_clear(&d);
+                r = policy_parse(F, F, buf, len, &p, &d);
+                /* r counts every problem; diag holds at most POLICY_FILE_ERRORS_MAX and a summary */
+                if (r < 0 || diag_count(&d) != (r <= POLICY_FILE_ERRORS_MAX ? (size_t) r : POLICY_FILE_ERRORS_MAX + 1) ||
+                    (len == 0 && p.state != POLICY_MASKED)) {
+                        CHECK(false);
+                        break;
+                }
+                for (size_t i = 0; i < d.n; i++)
+                        if (strncmp(d.msg[i], F ":", strlen(F ":")) != 0) {
+                                CHECK(false);
+                                break;
+                        }
+        }
+        CHECK(true);
+}
+
+static void test_signals(void) {
+        CHECK_EQ_INT(signal_from_string("SIGUSR1"), SIGUSR1);
+        CHECK_EQ_INT(signal_from_string("USR1"), SIGUSR1);
+        CHECK_EQ_INT(signal_from_string("10"), 10);
+        CHECK_EQ_INT(signal_from_string("HUP"), SIGHUP);
+        CHECK_EQ_INT(signal_from_string("SIGRTMIN"), SIGRTMIN);
+        CHECK_EQ_INT(signal_from_string("RTMIN+3"), SIGRTMIN + 3);
+        CHECK_EQ_INT(signal_from_string("SIGRTMAX-1"), SIGRTMAX - 1);
+        CHECK_EQ_INT(signal_from_string("SIGRTMAX"), SIGRTMAX);
+        CHECK_EQ_INT(signal_from_string("SIGRTMIN-1"), -EINVAL);
+        CHECK_EQ_INT(signal_from_string("SIG"), -EINVAL);
+        CHECK_EQ_INT(signal_from_string(""), -EINVAL);
+        CHECK_EQ_INT(signal_from_string("+10"), -EINVAL);
+        CHECK_EQ_INT(signal_from_string("10 "), -EINVAL);
+        CHECK_STREQ(signal_to_string(SIGUSR1), "SIGUSR1");
+        CHECK_STREQ(signal_to_string(SIGRTMIN), "SIGRTMIN");
+        CHECK_STREQ(signal_to_string(SIGRTMIN + 5), "SIGRTMIN+5");
+        CHECK(signal_to_string(0) == NULL);
+        CHECK(signal_to_string(SIGRTMAX + 1) == NULL);
+        for (int s = 1; s <= SIGRTMAX; s++) {
+                const char *n = signal_to_string(s);
+
+                if (n)          /* round trip for every named signal */
+                        CHECK_EQ_INT(signal_from_string(n), s);
+        }
+}
+
+/* ---- the set ---- */
+
+#define ETC "/etc/vmpressured/policies"
+#define RUN "/run/vmpressured/policies"
+#define LIB "/usr/lib/vmpressured/policies"
+
+static void test_set_first_wins(void) {
+        const PolicyFile files[] = {
+                { ETC, "a.service.policy", "[Medium]\nSignal=SIGUSR1\n", 24 },
+                { ETC, "masked.service.policy", "", 0 },
+                { ETC, "broken.service.policy", NULL, 0, -EACCES },
+                { ETC, "worker@3.service.policy", "", 0 },
+                { RUN, "a.service.policy", "[Medium]\nSignal=SIGUSR2\n", 24 },
+                { RUN, "worker@.service.policy", "[OOM]\nKill=yes\n", 15 },
+                { RUN, "notaunit.policy", "[OOM]\nKill=yes\n", 15 },
+                { LIB, "masked.service.policy", "[OOM]\nKill=yes\n", 15 },
+                { LIB, "broken.service.policy", "[OOM]\nKill=yes\n", 15 },
+                { LIB, "worker@.service.policy", "[Low]\nSignal=SIGHUP\n", 20 },
+                { LIB, "z.service.policy", "[Low]\nSignal=SIGHUP\nBogus=1\n", 28 },
+                { LIB, "worker@1.service.policy", "[Low]\nSignal=SIGHUP\n", 20 },
+        };
+        _cleanup_(policy_set_freep) PolicySet *s = NULL;
+        const Policy *p;
+        Diagnostics d;
+
+        CHECK_EQ_INT(policy_set_new(&s), 0);
+        diag_clear(&d);
+        CHECK_EQ_INT(policy_set_add_files(s, files, ELEMENTSOF(files), &d), 3);
+        CHECK_EQ_INT(diag_count(&d), 3);
+        CHECK_STREQ(d.msg[0], ETC "/broken.service.policy: Failed to read file, ignoring: Permission denied");
+        CHECK_STREQ(d.msg[1], RUN "/notaunit.policy: File name is not '<unit>.policy' with a valid unit name "
+                              "(service, scope, slice, socket, mount, swap), ignoring file");
+        CHECK_STREQ(d.msg[2], LIB "/z.service.policy:3: Unknown key 'Bogus' in section [Low]");
+
+        /* one entry per name, sorted */
+        CHECK_EQ_INT(s->n, 7);
+        for (size_t i = 1; i < s->n; i++)
+                CHECK(strcmp(s->policies[i - 1].unit, s->policies[i].unit) < 0);
+        CHECK_EQ_INT(policy_set_count_loaded(s), 4);
+
+        p = policy_set_find(s, "a.service");
+        CHECK(p && p->actions[LEVEL_MEDIUM].signal == SIGUSR1);
+        CHECK(p && streq(p->path, ETC "/a.service.policy"));
+
+        /* masked in /etc: the /usr/lib file does not apply */
+        CHECK(policy_set_find(s, "masked.service") == NULL);
+        CHECK(policy_set_get(s, "masked.service") && policy_set_get(s, "masked.service")->state == POLICY_MASKED);
+        /* unreadable in /etc: still takes the name */
+        CHECK(policy_set_find(s, "broken.service") == NULL);
+        CHECK(policy_set_get(s, "broken.service") && policy_set_get(s, "broken.service")->state == POLICY_BROKEN);
+
+        /* templates: /run's template wins over /usr/lib's */
+        p = policy_set_find(s, "worker@7.service");
+        CHECK(p && streq(p->unit, "worker@.service") && policy_kill_enabled(p));
+        CHECK(p && streq(p->path, RUN "/worker@.service.policy"));
+        /* an instance's own file wins over the template */
+        p = policy_set_find(s, "worker@1.service");
+        CHECK(p && streq(p->unit, "worker@1.service") && p->actions[LEVEL_LOW].signal == SIGHUP);
+        CHECK(p && !policy_kill_enabled(p));
+        /* a masked instance hides the template */
+        CHECK(policy_set_find(s, "worker@3.service") == NULL);
+        /* the template itself is no unit, and other types do not match */
+        CHECK(policy_set_find(s, "worker@.service") != NULL);
+        CHECK(policy_set_find(s, "worker@7.socket") == NULL);
+        CHECK(policy_set_find(s, "worker.service") == NULL);
+        CHECK(policy_set_find(s, "nope.service") == NULL);
+        CHECK(policy_set_find(s, "z.service") != NULL);         /* bad line, rest loaded */
+        CHECK(policy_set_find(s, NULL) == NULL);
+}
+
+/* ---- the loader, on real directories ---- */
+
+static void write_file(const char *dir, const char *name, const char *text, size_t len) {
+        char path[PATH_MAX];
+        int fd;
+
+        (void) snprintf(path, sizeof(path), "%s/%s", dir, name);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        CHECK(fd >= 0);
+        if (fd < 0)
+                return;
+        CHECK(write(fd, text, len) == (ssize_t) len);
+        (void) close(fd);
+}
+
+static void test_load_dirs(void) {
+        char tmp[] = "/tmp/test-policy-XXXXXX", etc[64], run[64], lib[64], notdir[64], missing[64],
+             path[128], expected[1024], cmd[128];
+        _cleanup_(policy_set_freep) PolicySet *s = NULL;
+        const char *dirs[5];
+        char *huge;
+        const Policy *p;
+        Diagnostics d;
+        int r;
+
+        if (!mkdtemp(tmp)) {
+                CHECK(false);
+                return;
+        }
+        (void) snprintf(etc, sizeof(etc), "%s/etc", tmp);
+        (void) snprintf(run, sizeof(run), "%s/run", tmp);
+        (void) snprintf(lib, sizeof(lib), "%s/lib", tmp);
+        (void) snprintf(notdir, sizeof(notdir), "%s/file", tmp);
+        (void) snprintf(missing, sizeof(missing), "%s/missing", tmp);
+        CHECK(mkdir(etc, 0755) == 0 && mkdir(run, 0755) == 0 && mkdir(lib, 0755) == 0);
+        write_file(tmp, "file", "x", 1);
+
+        write_file(etc, "a.service.policy", "[Medium]\nSignal=SIGUSR1\n", 24);
+        write_file(lib, "a.service.policy", "[Medium]\nSignal=SIGUSR2\n", 24);
+        write_file(run, "b@.service.policy", "[OOM]\nKill=yes\n", 15);
+        write_file(lib, "c.service.policy", "[OOM]\nKill=yes\n", 15);
+        (void) snprintf(path, sizeof(path), "%s/c.service.policy", etc);
+        CHECK(symlink("/dev/null", path) == 0);                 /* masks /usr/lib's */
+        huge = malloc(POLICY_FILE_MAX + 100);
+        memset(huge, '#', POLICY_FILE_MAX + 100);
+        write_file(run, "d.service.policy", huge, POLICY_FILE_MAX + 100);
+        free(huge);
+        write_file(lib, "d.service.policy", "[OOM]\nKill=yes\n", 15);
+        write_file(lib, "e.service.policy", "[Low]\nSignal=SIGHUP\n[Low]\n", 26);
+        write_file(etc, "README", "not a policy", 12);
+        write_file(etc, ".f.service.policy", "[OOM]\nKill=yes\n", 15);     /* hidden: ignored */
+        (void) snprintf(path, sizeof(path), "%s/g.service.policy", lib);
+        CHECK(mkdir(path, 0755) == 0);
+        (void) snprintf(path, sizeof(path), "%s/h.service.policy", lib);
+        CHECK(mkfifo(path, 0644) == 0);
+
+        dirs[0] = etc;
+        dirs[1] = run;
+        dirs[2] = missing;      /* silent */
+        dirs[3] = notdir;
+        dirs[4] = lib;
+        diag_clear(&d);
+        r = policy_set_load(dirs, ELEMENTSOF(dirs), &s, &d);
+        CHECK_EQ_INT(r, 5);
+        CHECK_EQ_INT(diag_count(&d), 5);
+        for (size_t i = 0; i < d.n; i++)
+                fprintf(stderr, "  (load) %s\n", d.msg[i]);
+        (void) snprintf(expected, sizeof(expected), "%s/d.service.policy: File too large (more than 64 KiB), ignoring file", run);
+        CHECK_STREQ(d.msg[0], expected);
+        (void) snprintf(expected, sizeof(expected), "%s: Failed to open directory, ignoring: Not a directory", notdir);
+        CHECK_STREQ(d.msg[1], expected);
+        (void) snprintf(expected, sizeof(expected), "%s/e.service.policy:3: Duplicate section [Low], first on line 1, ignoring it", lib);
+        CHECK_STREQ(d.msg[2], expected);
+        (void) snprintf(expected, sizeof(expected), "%s/g.service.policy: Failed to read file, ignoring: Is a directory", lib);
+        CHECK_STREQ(d.msg[3], expected);
+        (void) snprintf(expected, sizeof(expected), "%s/h.service.policy: Not a regular file, ignoring", lib);
+        CHECK_STREQ(d.msg[4], expected);
+
+        p = policy_set_find(s, "a.service");
+        CHECK(p && p->actions[LEVEL_MEDIUM].signal == SIGUSR1);
+        (void) snprintf(path, sizeof(path), "%s/a.service.policy", etc);
+        CHECK(p && streq(p->path, path));
+        p = policy_set_find(s, "b@x.service");
+        CHECK(p && policy_kill_enabled(p));
+        CHECK(policy_set_find(s, "c.service") == NULL);
+        CHECK(policy_set_get(s, "c.service") && policy_set_get(s, "c.service")->state == POLICY_MASKED);
+        CHECK(policy_set_find(s, "d.service") == NULL);         /* too large in /run: /usr/lib's is shadowed */
+        CHECK(policy_set_find(s, "e.service") != NULL);
+        CHECK(policy_set_find(s, "f.service") == NULL);
+        CHECK_EQ_INT(policy_set_count_loaded(s), 3);
+
+        /* the defaults: whatever this machine has, it loads without crashing */
+        {
+                _cleanup_(policy_set_freep) PolicySet *s2 = NULL;
+
+                diag_clear(&d);
+                CHECK(policy_set_load(policy_dirs_default, ELEMENTSOF(policy_dirs_default), &s2, &d) >= 0);
+        }
+
+        (void) snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+        CHECK(system(cmd) == 0);
+}
+
+int main(void) {
+        test_bad_cases();
+        test_rest_still_loads();
+        test_good_file();
+        test_file_names();
+        test_huge_and_garbage();
+        test_random_input();
+        test_signals();
+        test_set_first_wins();
+        test_load_dirs();
+        return test_exit("test-policy");
+}
