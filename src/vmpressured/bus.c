@@ -7,6 +7,7 @@
 #include "bus.h"
 #include "config.h"
 #include "log.h"
+#include "memory.h"
 
 struct Bus {
         Manager *manager;
@@ -204,6 +205,7 @@ static int method_subscribe(sd_bus_message *msg, void *userdata, sd_bus_error *e
 
         log_debug("New subscriber with threshold %" PRIu32 ", %zu now.", threshold,
                   subscriber_set_size(b->subscribers));
+        (void) memory_reserve_refill();         /* what the subscriber took from the OOM path's reserve */
         return sd_bus_reply_method_return(msg, "h", fd);  /* the message holds its own dup */
 }
 
@@ -552,6 +554,7 @@ static int bus_connect(Bus *b) {
                 return r;
 
         b->bus = TAKE_PTR(bus);
+        (void) memory_reserve_refill();
         return 0;
 }
 

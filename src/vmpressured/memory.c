@@ -11,21 +11,40 @@ static __attribute__((noinline)) void prefault_stack(void) {
                 stack[i] = 0;
 }
 
+/* Freed right away: with trimming off, the block stays in the heap, free
+ * and resident (and locked, once mlockall() has run). */
+static int heap_touch(size_t bytes) {
+        char *p = malloc(bytes);
+
+        if (!p)
+                return -ENOMEM;
+        /* Every page; volatile so the compiler keeps the stores. */
+        for (size_t i = 0; i < bytes; i += 4096)
+                ((volatile char *) p)[i] = 1;
+        free(p);
+        return 0;
+}
+
 int memory_reserve(void) {
-        char *p;
+        int r;
 
         (void) mallopt(M_TRIM_THRESHOLD, -1);
         (void) mallopt(M_MMAP_THRESHOLD, (int) MEMORY_MMAP_THRESHOLD_BYTES);
         (void) mallopt(M_ARENA_MAX, 1);
 
-        p = malloc(MEMORY_HEAP_RESERVE_BYTES);
-        if (!p)
-                return -ENOMEM;
-        /* Touch every page; volatile so the compiler keeps the stores. */
-        for (size_t i = 0; i < MEMORY_HEAP_RESERVE_BYTES; i += 4096)
-                ((volatile char *) p)[i] = 1;
-        free(p);
-
+        r = heap_touch(MEMORY_HEAP_RESERVE_BYTES);
+        if (r < 0)
+                return r;
         prefault_stack();
         return 0;
+}
+
+int memory_reserve_refill(void) {
+        int r;
+
+        /* mallinfo2() walks the bins: a few µs, fine at Subscribe() time. */
+        if (mallinfo2().fordblks >= MEMORY_HEAP_RESERVE_BYTES / 2)
+                return 0;
+        r = heap_touch(MEMORY_HEAP_RESERVE_BYTES);
+        return r < 0 ? r : 1;
 }

@@ -16,6 +16,8 @@
  *    follows locks it;
  *  - the stack is touched MEMORY_STACK_PREFAULT_BYTES deep, for the same
  *    reason.
+ * Subscribers and reconnections allocate from the same heap; after them
+ * memory_reserve_refill() tops the free heap up again, off the OOM path.
  * This is not a guarantee: a burst larger than the reserve grows the heap
  * (brk), and the kernel has to find those pages then.
  */
@@ -28,3 +30,7 @@
 
 /* Call before mlockall(). 0, or -ENOMEM when the reserve cannot be had. */
 int memory_reserve(void);
+/* When less than half the reserve is free in the heap, grows it back (a
+ * touched malloc() that is freed again). Not for the OOM path. 1 refilled,
+ * 0 nothing to do, -ENOMEM. */
+int memory_reserve_refill(void);
