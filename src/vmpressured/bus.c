@@ -23,6 +23,7 @@ struct Bus {
         usec_t lmm_last_usec;
         Level lmm_last_level;
         uint64_t signal_drops;
+        Responder *responder;           /* policies; NULL in tests of the bus alone */
 };
 
 static const Scope *system_scope(const Bus *b) {
@@ -87,8 +88,18 @@ static int property_get_count(sd_bus *bus, const char *path, const char *interfa
 
 static int property_get_policies(sd_bus *bus, const char *path, const char *interface, const char *property,
                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        /* Unit names that have a policy: none until policies land. */
-        return sd_bus_message_append_strv(reply, NULL);
+        Bus *b = userdata;
+        const PolicySet *set = b->responder ? b->responder->policies : NULL;
+        int r;
+
+        /* Unit names (or templates) that have a policy in force. */
+        r = sd_bus_message_open_container(reply, 'a', "s");
+        for (size_t i = 0; r >= 0 && set && i < set->n; i++)
+                if (set->policies[i].state == POLICY_LOADED)
+                        r = sd_bus_message_append(reply, "s", set->policies[i].unit);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
 }
 
 static int property_get_dry_run(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -121,13 +132,25 @@ static int method_list_policies(sd_bus_message *msg, void *userdata, sd_bus_erro
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        /* (unit, policy file, scope "system"|"unit"): empty until policies land. */
+        Bus *b = userdata;
+        const PolicySet *set = b->responder ? b->responder->policies : NULL;
+
+        /* (unit, policy file, scope "system"|"unit"), masked and broken files included
+         * with the scope "masked" / "broken", so an administrator sees what is ignored. */
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(reply, 'a', "(sss)");
         if (r < 0)
                 return r;
+        for (size_t i = 0; set && i < set->n; i++) {
+                const Policy *p = &set->policies[i];
+                r = sd_bus_message_append(reply, "(sss)", p->unit, p->path,
+                                          p->state == POLICY_LOADED ? policy_scope_to_string(p->scope)
+                                                                    : policy_state_to_string(p->state));
+                if (r < 0)
+                        return r;
+        }
         r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
@@ -173,6 +196,27 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                                          "in effect, see the daemon's log for file:line.", strerror(-r));
         if (dry_run != b->manager->config.dry_run && b->bus)
                 (void) sd_bus_emit_properties_changed(b->bus, BUS_PATH, BUS_INTERFACE, "DryRun", NULL);
+
+        if (b->responder) {
+                _cleanup_(freep) Diagnostics *diag = calloc(1, sizeof(Diagnostics));
+                char text[2048];
+                size_t n = 0;
+
+                if (!diag)
+                        return -ENOMEM;
+                r = manager_reload_hooks(b->manager, diag);
+                if (r < 0) {
+                        /* Returned to the caller as file:line lines, like vmpressurectl check. */
+                        for (size_t i = 0; i < diag->n && n < sizeof(text) - 1; i++)
+                                n += (size_t) snprintf(text + n, sizeof(text) - n, "%s%s", i ? "\n" : "",
+                                                       diag->msg[i]);
+                        return sd_bus_error_setf(error, "org.freedesktop.vmpressure1.Error.InvalidPolicy",
+                                                 "Policy reload failed, the previous policies stay:\n%s",
+                                                 n ? text : strerror(-r));
+                }
+                if (b->bus)
+                        (void) sd_bus_emit_properties_changed(b->bus, BUS_PATH, BUS_INTERFACE, "Policies", NULL);
+        }
         return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -612,4 +656,17 @@ Bus *bus_free(Bus *b) {
         subscriber_set_free(b->subscribers);
         free(b);
         return NULL;
+}
+
+static void on_killed(Responder *r, const char *unit, pid_t pid, const char *comm, uint64_t rss_bytes,
+                      const char *reason, void *userdata) {
+        int k = bus_emit_killed(userdata, unit, pid, comm, rss_bytes, reason);
+        if (k < 0)
+                log_debug_errno(k, "Cannot send Killed for %s[%i], ignoring: %m", comm, (int) pid);
+}
+
+void bus_set_responder(Bus *b, Responder *r) {
+        b->responder = r;
+        if (r)
+                responder_set_killed_handler(r, on_killed, b);
 }

@@ -43,6 +43,8 @@
  * like low-memory-monitor's own 15 s recovery interval. */
 #define BUS_LMM_REPEAT_USEC       (15 * USEC_PER_SEC)
 
+#include "responder.h"
+
 typedef struct Bus Bus;
 
 /* Registers the level listener and the subscriber set on the manager's loop
@@ -64,3 +66,6 @@ struct sd_bus *bus_get_connection(Bus *b);
 
 /* LowMemoryWarning's byte for a level: 50, 100, 255; 0 for none. */
 uint8_t bus_lmm_level(Level l);
+
+/* Policies for ListPolicies, the Policies property and Reload; Killed signals. */
+void bus_set_responder(Bus *b, Responder *r);

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "manager.h"
 #include "memory.h"
+#include "responder.h"
 
 /* A config file is a few hundred bytes; anything this large is a mistake. */
 #define CONFIG_FILE_MAX (1024 * 1024)
@@ -27,6 +28,8 @@ typedef struct Args {
         bool dry_run;
         bool print_events;
         bool check_config;
+        const char *policy_dirs[8];
+        size_t n_policy_dirs;
 } Args;
 
 static void help(void) {
@@ -40,13 +43,15 @@ static void help(void) {
                "  -l --log-level=LEVEL   emerg … debug\n"
                "  -n --dry-run           Decide, but change nothing on the system\n"
                "  -p --print-events      Print sources and level changes on stdout\n"
+               "     --policy-dir=DIR    Read policies from DIR instead of the default\n"
+               "                         directories; repeatable, first wins\n"
                "     --check-config      Parse the configuration and exit\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n\n"
                "See vmpressured(8) and vmpressured.conf(5).\n", CONFIG_FILE);
 }
 
-enum { ARG_SYSCALL_NR = 0x100, ARG_CHECK_CONFIG, ARG_VERSION };
+enum { ARG_SYSCALL_NR = 0x100, ARG_CHECK_CONFIG, ARG_VERSION, ARG_POLICY_DIR };
 
 /* 0 to run, 1 to exit 0 (help, version), negative errno on bad usage. */
 static int parse_argv(int argc, char *argv[], Args *a) {
@@ -59,6 +64,7 @@ static int parse_argv(int argc, char *argv[], Args *a) {
                 { "dry-run",      no_argument,       NULL, 'n' },
                 { "print-events", no_argument,       NULL, 'p' },
                 { "check-config", no_argument,       NULL, ARG_CHECK_CONFIG },
+                { "policy-dir",   required_argument, NULL, ARG_POLICY_DIR },
                 { "help",         no_argument,       NULL, 'h' },
                 { "version",      no_argument,       NULL, ARG_VERSION },
                 {}
@@ -93,6 +99,14 @@ static int parse_argv(int argc, char *argv[], Args *a) {
                         break;
                 case 'p':
                         a->print_events = true;
+                        break;
+                case ARG_POLICY_DIR:
+                        if (a->n_policy_dirs >= ELEMENTSOF(a->policy_dirs)) {
+                                fprintf(stderr, "Too many --policy-dir= (at most %zu).\n",
+                                        ELEMENTSOF(a->policy_dirs));
+                                return -E2BIG;
+                        }
+                        a->policy_dirs[a->n_policy_dirs++] = optarg;
                         break;
                 case ARG_CHECK_CONFIG:
                         a->check_config = true;
@@ -247,6 +261,7 @@ static void lock_memory(void) {
 
 int main(int argc, char *argv[]) {
         _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_(responder_freep) Responder *responder = NULL;
         _cleanup_(bus_freep) Bus *bus = NULL;   /* freed before the manager it listens to */
         Args args = {};
         Config config;
@@ -288,11 +303,19 @@ int main(int argc, char *argv[]) {
         /* WATCHDOG=1 at half of the unit's WatchdogSec=; nothing without it. */
         (void) sd_event_set_watchdog(m->event, true);
 
+        r = responder_new(m, args.n_policy_dirs > 0 ? args.policy_dirs : NULL, args.n_policy_dirs,
+                          &responder);
+        if (r < 0) {
+                log_error_errno(r, "Cannot set up the policies: %m");
+                return EXIT_FAILURE;
+        }
+
         r = bus_new(m, &bus);
         if (r < 0) {
                 log_error_errno(r, "Cannot set up the bus: %m");
                 return EXIT_FAILURE;
         }
+        bus_set_responder(bus, responder);
         /* Last: everything that needed more privilege is open now. */
         r = caps_drop_to_runtime();
         if (r < 0)

@@ -15,8 +15,8 @@ static const char *scope_source_name(const Scope *s) {
 
 /* One line per event on stdout for --print-events: formatted into a stack
  * buffer and written with write(2), so stdio never allocates on the OOM path. */
-static void print_line(Manager *m, const char *fmt, ...) _printf_(2, 3);
-static void print_line(Manager *m, const char *fmt, ...) {
+#define print_line manager_print
+void manager_print(Manager *m, const char *fmt, ...) {
         char line[512];
         va_list ap;
         int n;
@@ -387,8 +387,11 @@ static int on_exit_signal(sd_event_source *es, const struct signalfd_siginfo *si
 }
 
 static int on_sighup(sd_event_source *es, const struct signalfd_siginfo *si, void *userdata) {
-        log_info("SIGHUP received, reloading the configuration.");
-        (void) manager_reload(userdata);
+        Manager *m = userdata;
+
+        log_info("SIGHUP received, reloading the configuration and the policies.");
+        (void) manager_reload(m);
+        (void) manager_reload_hooks(m, NULL);
         return 0;
 }
 
@@ -460,4 +463,52 @@ Scope *manager_find_scope(Manager *m, const char *name) {
                 if (streq(m->scopes[i]->name, name))
                         return m->scopes[i];
         return NULL;
+}
+
+void manager_set_reload_hook(Manager *m, manager_reload_hook_t hook, void *userdata) {
+        m->reload_hook = hook;
+        m->reload_hook_userdata = userdata;
+}
+
+int manager_reload_hooks(Manager *m, Diagnostics *diag) {
+        _cleanup_(freep) Diagnostics *own = NULL;
+
+        if (!m->reload_hook)
+                return 0;
+        if (!diag) {
+                own = calloc(1, sizeof(Diagnostics));
+                if (!own)
+                        return log_oom();
+                diag = own;
+        }
+        return m->reload_hook(m, diag, m->reload_hook_userdata);
+}
+
+/* A cgroup to watch from now on (a unit-scope policy). An existing scope of
+ * the same cgroup is reused. A cgroup that does not exist (yet) is reported
+ * like one that went away. */
+int manager_watch(Manager *m, const char *cgroup, Scope **ret) {
+        Scope *s;
+        int r;
+
+        for (size_t i = 0; i < m->n_scopes; i++)
+                if (streq(m->scopes[i]->cgroup, cgroup)) {
+                        if (ret)
+                                *ret = m->scopes[i];
+                        return 0;
+                }
+
+        r = manager_add_scope(m, cgroup_scope_name(cgroup), cgroup, &s);
+        if (r < 0)
+                return log_warning_errno(r, "Cannot watch %s: %m", cgroup);
+        r = scope_start(m, s);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                s->gone = true;
+                print_line(m, "gone scope=%s error=%s", s->name, strerrorname_np(-r) ?: "unknown");
+        }
+        if (ret)
+                *ret = s;
+        return 1;
 }

@@ -47,6 +47,10 @@ typedef void (*manager_level_handler_t)(Manager *m, const Scope *scope, const Le
  * errno after reporting what is wrong. */
 typedef int (*manager_config_loader_t)(Config *ret, void *userdata);
 
+/* Reload() and SIGHUP, after the configuration: the policies. Problems go
+ * into diag; negative errno when the previous state stays. */
+typedef int (*manager_reload_hook_t)(Manager *m, Diagnostics *diag, void *userdata);
+
 struct Manager {
         sd_event *event;
         Config config;
@@ -62,6 +66,8 @@ struct Manager {
         sd_event_source *gc_defer;      /* frees the sources of gone scopes outside their callbacks */
         manager_config_loader_t config_loader;
         void *config_loader_userdata;
+        manager_reload_hook_t reload_hook;
+        void *reload_hook_userdata;
 };
 
 int manager_new(const Config *config, bool print_events, Manager **ret);
@@ -88,3 +94,13 @@ int manager_reload(Manager *m);
 void manager_feed(Manager *m, Scope *scope, const Sample *sample);
 
 Scope *manager_find_scope(Manager *m, const char *name);
+
+/* Adds a cgroup to watch while running. 1 added, 0 already watched. */
+int manager_watch(Manager *m, const char *cgroup, Scope **ret);
+
+void manager_set_reload_hook(Manager *m, manager_reload_hook_t hook, void *userdata);
+/* Runs the reload hook; diag may be NULL (SIGHUP: problems are only logged). */
+int manager_reload_hooks(Manager *m, Diagnostics *diag);
+
+/* One line on stdout for --print-events; nothing otherwise. No allocation. */
+void manager_print(Manager *m, const char *fmt, ...) _printf_(2, 3);

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The responder turns announced levels into the administrator's policies:
+ * a signal to a unit at the level its policy names, and at OOM the kill of
+ * the largest process of the units marked Kill=yes. It listens to the
+ * manager, decides with the pure modules (policy, victim) and acts only
+ * through an ActionOps table (real or dry run).
+ */
+
+#include "action.h"
+#include "manager.h"
+#include "policy.h"
+
+#define RESPONDER_UNITS_MAX 512         /* units with a policy looked at in one pass */
+#define RESPONDER_CANDIDATES_MAX 16384  /* processes of marked units looked at in one pass */
+
+typedef struct Responder Responder;
+
+/* After every kill (Killed signal on the bus). */
+typedef void (*responder_killed_handler_t)(Responder *r, const char *unit, pid_t pid, const char *comm,
+                                           uint64_t rss_bytes, const char *reason, void *userdata);
+
+struct Responder {
+        Manager *manager;
+        PolicySet *policies;
+        const char *const *policy_dirs;
+        size_t n_policy_dirs;
+        const ActionOps *ops;
+        ActionContext *ctx;
+        KillPacer pacer;
+        char cgroup_root[PATH_MAX];     /* where units' processes are: cgroup2, else memcg v1 */
+        responder_killed_handler_t on_killed;
+        void *on_killed_userdata;
+        uint64_t n_signals;
+        uint64_t n_kills;
+        /* Preallocated for the OOM path: nothing is allocated from the OOM
+         * announcement to the kill. */
+        char units[RESPONDER_UNITS_MAX][UNIT_NAME_MAX];
+        Candidate candidates[RESPONDER_CANDIDATES_MAX];
+        size_t picked[ACTION_PROCS_MAX];
+        char dirent_buf[32 * 1024];
+};
+
+/* Loads the policies from dirs (NULL: the default three), watches the cgroups
+ * of unit-scope policies and registers with the manager. Problems in policy
+ * files are logged; valid files still load. */
+int responder_new(Manager *m, const char *const *dirs, size_t n_dirs, Responder **ret);
+Responder *responder_free(Responder *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Responder *, responder_free);
+
+void responder_set_killed_handler(Responder *r, responder_killed_handler_t h, void *userdata);
+
+/* Loads the policy directories again. With problems the previous policies
+ * stay and the problems are returned in diag (-EINVAL); 0 when the new set
+ * is in force. */
+int responder_reload(Responder *r, Diagnostics *diag);
