@@ -665,8 +665,14 @@ static void on_killed(Responder *r, const char *unit, pid_t pid, const char *com
                 log_debug_errno(k, "Cannot send Killed for %s[%i], ignoring: %m", comm, (int) pid);
 }
 
+static sd_bus *get_connection(void *userdata) {
+        return bus_get_connection(userdata);
+}
+
 void bus_set_responder(Bus *b, Responder *r) {
         b->responder = r;
-        if (r)
+        if (r) {
                 responder_set_killed_handler(r, on_killed, b);
+                responder_set_bus_getter(r, get_connection, b);
+        }
 }

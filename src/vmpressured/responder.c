@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sys/syscall.h>
+#include <systemd/sd-daemon.h>
 
 #include "log.h"
 #include "policy-load.h"
@@ -81,6 +82,9 @@ static void responder_signal(Responder *r, const char *unit, const PolicyAction 
 
         if (unit_dir(r, unit, dir, sizeof(dir)) < 0)
                 return;
+        /* Under systemd the signal goes through KillUnit, so systemd knows the
+         * unit's main process and logs it; the connection may have changed. */
+        r->ctx->systemd_bus = r->systemd && r->get_bus ? r->get_bus(r->get_bus_userdata) : NULL;
         k = r->ops->signal_unit(r->ctx, unit, dir, a->signal, a->signal_target);
         if (k < 0)
                 manager_print(r->manager, "action unit=%s level=%s signal=%s target=%s result=%s", unit,
@@ -260,6 +264,7 @@ int responder_new(Manager *m, const char *const *dirs, size_t n_dirs, Responder 
         r->n_policy_dirs = dirs ? n_dirs : ELEMENTSOF(policy_dirs_default);
         r->ops = m->config.dry_run ? &action_ops_dry_run : &action_ops_real;
         kill_pacer_init(&r->pacer, KILL_PAUSE_DEFAULT_USEC);
+        r->systemd = sd_booted() > 0;
         (void) snprintf(r->cgroup_root, sizeof(r->cgroup_root), "%s",
                         m->env.cgroup2_root[0] ? m->env.cgroup2_root : m->env.memcg_v1_root);
 
@@ -322,4 +327,9 @@ int responder_reload(Responder *r, Diagnostics *diag) {
         responder_watch_units(r);
         log_info("Reloaded %zu policies.", policy_set_count_loaded(set));
         return 0;
+}
+
+void responder_set_bus_getter(Responder *r, struct sd_bus *(*get_bus)(void *userdata), void *userdata) {
+        r->get_bus = get_bus;
+        r->get_bus_userdata = userdata;
 }

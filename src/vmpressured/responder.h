@@ -31,6 +31,10 @@ struct Responder {
         ActionContext *ctx;
         KillPacer pacer;
         char cgroup_root[PATH_MAX];     /* where units' processes are: cgroup2, else memcg v1 */
+        /* PID 1's bus when PID 1 is systemd: signals then go through KillUnit. */
+        bool systemd;
+        struct sd_bus *(*get_bus)(void *userdata);
+        void *get_bus_userdata;
         responder_killed_handler_t on_killed;
         void *on_killed_userdata;
         uint64_t n_signals;
@@ -51,6 +55,8 @@ Responder *responder_free(Responder *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Responder *, responder_free);
 
 void responder_set_killed_handler(Responder *r, responder_killed_handler_t h, void *userdata);
+/* Where the current system bus connection comes from (it changes on reconnection). */
+void responder_set_bus_getter(Responder *r, struct sd_bus *(*get_bus)(void *userdata), void *userdata);
 
 /* Loads the policy directories again. With problems the previous policies
  * stay and the problems are returned in diag (-EINVAL); 0 when the new set
