@@ -126,6 +126,49 @@ static int property_get_drops(sd_bus *bus, const char *path, const char *interfa
         return sd_bus_message_append(reply, "t", v);
 }
 
+/* Every scope: (name, cgroup, level, source, normal, low, medium, oom
+ * announcements), for vmpressurectl status and metrics. */
+static int property_get_scopes(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        Manager *m = b->manager;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(sssstttt)");
+        for (size_t i = 0; r >= 0 && i < m->n_scopes; i++) {
+                const Scope *s = m->scopes[i];
+                const char *src = s->source_type >= 0 ? source_type_to_string(s->source_type) : NULL;
+
+                r = sd_bus_message_append(reply, "(sssstttt)", s->name, s->cgroup,
+                                          s->gone ? "gone" : level_to_string(s->engine.current), src ?: "none",
+                                          s->announced[LEVEL_NONE], s->announced[LEVEL_LOW],
+                                          s->announced[LEVEL_MEDIUM], s->announced[LEVEL_OOM]);
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
+static int property_get_actions(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        uint64_t v = 0;
+
+        if (b->responder)
+                v = streq(property, "Kills") ? b->responder->n_kills : b->responder->n_signals;
+        return sd_bus_message_append(reply, "t", v);
+}
+
+static int property_get_simulations(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        uint64_t v = 0;
+
+        for (size_t i = 0; i < b->manager->n_scopes; i++)
+                v += b->manager->scopes[i]->simulated_count;
+        return sd_bus_message_append(reply, "t", v);
+}
+
 /* ---- methods -------------------------------------------------------------- */
 
 static int method_list_policies(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
@@ -220,6 +263,39 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return sd_bus_reply_method_return(msg, NULL);
 }
 
+/* Simulate(s level, s scope): root only (bus policy and euid), so that
+ * application authors can test their reaction without real pressure. */
+static int method_simulate(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        const char *level_name, *scope_name;
+        Level level;
+        Scope *s;
+        int r;
+
+        r = sd_bus_message_read(msg, "ss", &level_name, &scope_name);
+        if (r < 0)
+                return r;
+        r = check_sender_is_root(msg, error);
+        if (r < 0 || sd_bus_error_is_set(error))
+                return r;
+
+        level = level_from_string(level_name);
+        if (level <= LEVEL_NONE)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Invalid level '%s': it must be low, medium or oom.", level_name);
+        s = manager_find_scope(b->manager, scope_name[0] ? scope_name : SCOPE_SYSTEM);
+        if (!s)
+                return sd_bus_error_setf(error, "org.freedesktop.vmpressure1.Error.NoSuchScope",
+                                         "No watched scope '%s' (see the Scopes property).", scope_name);
+        r = manager_simulate(b->manager, s, level);
+        if (r == -ESTALE)
+                return sd_bus_error_setf(error, "org.freedesktop.vmpressure1.Error.NoSuchScope",
+                                         "The cgroup of scope '%s' is gone.", s->name);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot simulate: %m");
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
 static int method_subscribe(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
         const Scope *s = system_scope(b);
@@ -270,6 +346,10 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Subscribers", "u", property_get_subscribers, 0, 0),
         SD_BUS_PROPERTY("SubscriberDrops", "t", property_get_drops, 0, 0),
         SD_BUS_PROPERTY("SignalDrops", "t", property_get_drops, 0, 0),
+        SD_BUS_PROPERTY("Scopes", "a(sssstttt)", property_get_scopes, 0, 0),
+        SD_BUS_PROPERTY("Kills", "t", property_get_actions, 0, 0),
+        SD_BUS_PROPERTY("Signals", "t", property_get_actions, 0, 0),
+        SD_BUS_PROPERTY("Simulations", "t", property_get_simulations, 0, 0),
 
         SD_BUS_METHOD_WITH_ARGS("ListPolicies", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sss)", policies),
                                 method_list_policies, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -279,6 +359,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Subscribe", SD_BUS_ARGS("u", threshold), SD_BUS_RESULT("h", fd),
                                 method_subscribe, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Simulate", SD_BUS_ARGS("s", level, "s", scope), SD_BUS_NO_RESULT,
+                                method_simulate, SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_SIGNAL_WITH_ARGS("Low", SD_BUS_ARGS("s", scope, "u", index), 0),
         SD_BUS_SIGNAL_WITH_ARGS("Medium", SD_BUS_ARGS("s", scope, "u", index), 0),

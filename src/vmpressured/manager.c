@@ -54,10 +54,10 @@ static void scope_announce(Scope *s, const LevelEvent *ev, usec_t now_usec) {
                 s->last_change_usec = now_usec;
 
         print_line(m, "level scope=%s level=%s previous=%s index=%u cause=%s source=%s repeat=%d "
-                   "t_usec=%" PRIu64 " latency_usec=%" PRIu64,
+                   "t_usec=%" PRIu64 " latency_usec=%" PRIu64 "%s",
                    s->name, level_to_string(ev->level), level_to_string(ev->previous), ev->index,
                    sample_kind_to_string(ev->cause), scope_source_name(s), ev->repeat,
-                   ev->timestamp_usec, latency);
+                   ev->timestamp_usec, latency, s->simulated ? " simulated=1" : "");
 
         if (!ev->repeat) {
                 (void) snprintf(f_level, sizeof(f_level), "VMP_LEVEL=%s", level_to_string(ev->level));
@@ -65,16 +65,20 @@ static void scope_announce(Scope *s, const LevelEvent *ev, usec_t now_usec) {
                 (void) snprintf(f_index, sizeof(f_index), "VMP_INDEX=%u", ev->index);
                 (void) snprintf(f_source, sizeof(f_source), "VMP_SOURCE=%s", scope_source_name(s));
                 log_struct_internal(LOG_NOTICE, MESSAGE_ID_LEVEL_CHANGE,
-                                    (const char *const[]) { f_level, f_scope, f_index, f_source, NULL },
-                                    "%s: memory pressure %s → %s (index %u, %s, %s).",
+                                    (const char *const[]) { f_level, f_scope, f_index, f_source,
+                                                            s->simulated ? "VMP_SIMULATED=1" : NULL, NULL },
+                                    "%s: memory pressure %s → %s (index %u, %s, %s%s).",
                                     s->name, level_to_string(ev->previous), level_to_string(ev->level),
-                                    ev->index, sample_kind_to_string(ev->cause), scope_source_name(s));
+                                    ev->index, sample_kind_to_string(ev->cause), scope_source_name(s),
+                                    s->simulated ? ", simulated" : "");
                 if (s == m->scopes[0])
                         notify_status(m);
         }
 
         for (size_t i = 0; i < m->n_listeners; i++)
                 m->listeners[i].handler(m, s, ev, m->listeners[i].userdata);
+        if (ev->level == LEVEL_NONE)
+                s->simulated = false;   /* the simulation is over */
 }
 
 /* Under pressure everything that polls polls faster; back to slow at NONE. */
@@ -107,6 +111,25 @@ void manager_feed(Manager *m, Scope *s, const Sample *sample) {
         }
         scope_set_busy(s, s->engine.current != LEVEL_NONE);
         scope_rearm(s);
+}
+
+int manager_simulate(Manager *m, Scope *s, Level level) {
+        Sample sample = {
+                .kind = SAMPLE_LEVEL,
+                .level = level,
+                .index = level_nominal_index(&s->engine.config, level),
+                .timestamp_usec = source_now_usec(),
+        };
+
+        if (level <= LEVEL_NONE || level >= _LEVEL_MAX)
+                return -EINVAL;
+        if (s->gone)
+                return -ESTALE;
+        s->simulated = true;
+        s->simulated_count++;
+        log_notice("%s: simulating memory pressure %s (Simulate() on the bus).", s->name, level_to_string(level));
+        manager_feed(m, s, &sample);
+        return 0;
 }
 
 static int on_deadline(sd_event_source *es, uint64_t usec, void *userdata) {

@@ -33,6 +33,12 @@ typedef struct Scope {
         bool gone;
         uint64_t announced[_LEVEL_MAX]; /* level changes and repeats, per level */
         usec_t last_change_usec;
+        /* Simulate(): announcements are marked simulated (--print-events,
+         * the journal) from the injected sample until the scope is back at
+         * NONE. A real sample in between is marked too: it cannot be told
+         * apart once the engine merged it. */
+        bool simulated;
+        uint64_t simulated_count;       /* Simulate() calls on this scope */
         /* Reads of /proc/meminfo or memory.* for headroom land here: nothing is
          * allocated between the kernel's notification and the announcement. */
         char buf[8192];
@@ -92,6 +98,10 @@ int manager_reload(Manager *m);
 
 /* Feeds one sample to a scope (what sources do through their callback). */
 void manager_feed(Manager *m, Scope *scope, const Sample *sample);
+/* Simulate(): feeds a SAMPLE_LEVEL of level (LOW, MEDIUM or OOM) now, as
+ * if the kernel had named it, and marks what it announces as simulated.
+ * -EINVAL for another level, -ESTALE for a scope whose cgroup is gone. */
+int manager_simulate(Manager *m, Scope *scope, Level level);
 
 Scope *manager_find_scope(Manager *m, const char *name);
 

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Victim selection time with many processes in a marked unit: the daemon's
+ * own code path (proc_scan_cgroup() reading /proc for each pid of the
+ * unit's cgroup, then victim_select()), on real processes.
+ *
+ *   bench-victim CGROUP_DIR N [RUNS]
+ *
+ * CGROUP_DIR must exist (a cgroup2 or v1 directory the caller made); N
+ * sleeping children are started in it and killed at the end.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "proc-scan.h"
+#include "victim.h"
+
+static uint64_t now_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+}
+
+static int move_self(const char *dir) {
+        char path[4096];
+        int fd, r = 0;
+
+        snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, "0", 1) != 1)
+                r = -errno;
+        close(fd);
+        return r;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+int main(int argc, char *argv[]) {
+        char origin[4096] = "";
+        pid_t *kids;
+        Candidate *cands;
+        uint64_t *times;
+        size_t n, runs, max;
+        FILE *f;
+
+        if (argc < 3) {
+                fprintf(stderr, "usage: %s CGROUP_DIR N [RUNS]\n", argv[0]);
+                return 2;
+        }
+        n = strtoul(argv[2], NULL, 10);
+        runs = argc > 3 ? strtoul(argv[3], NULL, 10) : 5;
+        if (n == 0 || runs == 0)
+                return 2;
+        max = n + 16;
+        kids = calloc(n, sizeof(pid_t));
+        cands = calloc(max, sizeof(Candidate));
+        times = calloc(runs, sizeof(uint64_t));
+        if (!kids || !cands || !times)
+                return 1;
+
+        /* Where we are now, to go back after forking into CGROUP_DIR. */
+        f = fopen("/proc/self/cgroup", "re");
+        if (f) {
+                char line[4096];
+                while (fgets(line, sizeof(line), f))
+                        if (strncmp(line, "0::", 3) == 0) {
+                                line[strcspn(line, "\n")] = '\0';
+                                snprintf(origin, sizeof(origin), "%s", line + 3);
+                        }
+                fclose(f);
+        }
+        if (move_self(argv[1]) < 0) {
+                fprintf(stderr, "cannot enter %s: %m\n", argv[1]);
+                return 1;
+        }
+        for (size_t i = 0; i < n; i++) {
+                kids[i] = fork();
+                if (kids[i] == 0) {
+                        pause();
+                        _exit(0);
+                }
+                if (kids[i] < 0) {
+                        fprintf(stderr, "fork: %m\n");
+                        n = i;
+                        break;
+                }
+        }
+        /* Back out, so only the children are scanned. */
+        if (origin[0]) {
+                char back[4200];
+                snprintf(back, sizeof(back), "%s%s", strstr(argv[1], "/unified") ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup", origin);
+                (void) move_self(back);
+        }
+
+        for (size_t r = 0; r < runs; r++) {
+                size_t found = 0;
+                uint64_t t0 = now_ns();
+                int k = proc_scan_cgroup("/proc", argv[1], "bench.service", true,
+                                         (uint64_t) sysconf(_SC_PAGESIZE), cands, max, &found);
+                int v = victim_select(cands, found, getpid());
+                times[r] = now_ns() - t0;
+                if (k < 0 || v < 0)
+                        fprintf(stderr, "run %zu: scan %d, victim %d\n", r, k, v);
+        }
+        qsort(times, runs, sizeof(uint64_t), cmp_u64);
+        printf("processes=%zu runs=%zu median_usec=%.0f min_usec=%.0f max_usec=%.0f\n", n, runs,
+               times[runs / 2] / 1000.0, times[0] / 1000.0, times[runs - 1] / 1000.0);
+
+        for (size_t i = 0; i < n; i++)
+                kill(kids[i], SIGKILL);
+        for (size_t i = 0; i < n; i++)
+                waitpid(kids[i], NULL, 0);
+        return 0;
+}
