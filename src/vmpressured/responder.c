@@ -104,8 +104,11 @@ static void responder_signal(Responder *r, const char *unit, const PolicyAction 
 /* Signals of every level the pressure passed on the way up: a jump from
  * NONE to OOM still gives the unit its chance to flush caches first. */
 static void responder_signals(Responder *r, const Scope *s, const LevelEvent *ev, int n_units) {
-        Level from = ev->previous < ev->level ? ev->previous + 1 : ev->level;
+        Level from = ev->previous + 1;
 
+        /* A fall (OOM → MEDIUM) is relief, not a new level to act on. */
+        if (ev->previous >= ev->level)
+                return;
         for (Level l = MAX(from, LEVEL_LOW); l <= ev->level; l++)
                 for (int i = 0; i < n_units; i++) {
                         const Policy *p = policy_set_find(r->policies, r->units[i]);

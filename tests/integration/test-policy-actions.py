@@ -400,11 +400,16 @@ def test_broken_and_good():
 
 def main():
     vt.need_root_and_cgroups(cgroup2=True)
+    if os.path.isdir("/run/systemd/system"):
+        # sd_booted(): the daemon would signal through systemd's KillUnit,
+        # and systemd knows nothing of these hand-made units.
+        vt.skip_or_fail("PID 1 is systemd; this test fakes units in a tree without it "
+                        "(the systemd case is tested in systemd-nspawn)")
     with Slice():
+        test_medium_signal()
         test_oom_kill(dry_run=False)
         test_oom_kill(dry_run=True)
         test_broken_and_good()
-        test_medium_signal()
 
 
 vt.run(main)
