@@ -1,0 +1,741 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * vmpressurectl(1): the daemon from the shell, over its D-Bus API
+ * (org.freedesktop.vmpressure1(5)), and policy files checked with the
+ * daemon's own parser (policy.c, linked in).
+ *
+ * Exit status: 0 ok, 1 failure or problems found, 2 usage, 3 the daemon is
+ * not reachable (no system bus, or nobody owns org.freedesktop.vmpressure1).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "bus.h"
+#include "config.h"
+#include "policy.h"
+
+enum {
+        EXIT_OK = 0,
+        EXIT_FAIL = 1,
+        EXIT_USAGE = 2,
+        EXIT_UNREACHABLE = 3,
+};
+
+static bool arg_json;
+static const char *arg_threshold;
+static const char *arg_scope;
+
+/* ---- output helpers ---- */
+
+static void json_string(FILE *f, const char *s) {
+        fputc('"', f);
+        for (const unsigned char *p = (const unsigned char *) (s ?: ""); *p; p++) {
+                if (*p == '"' || *p == '\\')
+                        fprintf(f, "\\%c", *p);
+                else if (*p == '\n')
+                        fputs("\\n", f);
+                else if (*p < 0x20)
+                        fprintf(f, "\\u%04x", *p);
+                else
+                        fputc(*p, f);
+        }
+        fputc('"', f);
+}
+
+/* Prometheus label values: backslash, quote and newline escaped. */
+static void prom_label(FILE *f, const char *s) {
+        for (const char *p = s ?: ""; *p; p++) {
+                if (*p == '"' || *p == '\\')
+                        fprintf(f, "\\%c", *p);
+                else if (*p == '\n')
+                        fputs("\\n", f);
+                else
+                        fputc(*p, f);
+        }
+}
+
+/* ---- the bus ---- */
+
+static bool error_is_unreachable(const sd_bus_error *e, int r) {
+        if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER,
+                                   SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_TIMEOUT, SD_BUS_ERROR_DISCONNECTED))
+                return true;
+        return r == -ENOENT || r == -ECONNREFUSED || r == -ETIMEDOUT || r == -ENOTCONN || r == -ECONNRESET;
+}
+
+/* Reports a failed call; the exit status for it. */
+static int report(const char *what, const sd_bus_error *e, int r) {
+        if (e && sd_bus_error_is_set(e))
+                fprintf(stderr, "vmpressurectl: %s: %s (%s)\n", what, e->message ?: e->name, e->name);
+        else
+                fprintf(stderr, "vmpressurectl: %s: %s\n", what, strerror(r < 0 ? -r : EIO));
+        if (error_is_unreachable(e, r)) {
+                fprintf(stderr, "vmpressurectl: vmpressured is not reachable on the system bus.\n");
+                return EXIT_UNREACHABLE;
+        }
+        return EXIT_FAIL;
+}
+
+static int connect_bus(sd_bus **ret) {
+        int r = sd_bus_open_system(ret);
+        if (r < 0) {
+                fprintf(stderr, "vmpressurectl: cannot connect to the system bus: %s\n", strerror(-r));
+                return EXIT_UNREACHABLE;
+        }
+        return EXIT_OK;
+}
+
+static int get_string(sd_bus *bus, const char *prop, char **ret, sd_bus_error *e) {
+        return sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, prop, e, ret);
+}
+
+static int get_trivial(sd_bus *bus, const char *prop, char type, void *ret, sd_bus_error *e) {
+        return sd_bus_get_property_trivial(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, prop, e, type, ret);
+}
+
+typedef struct ScopeInfo {
+        char *name, *cgroup, *level, *source;
+        uint64_t count[_LEVEL_MAX];
+} ScopeInfo;
+
+typedef struct Status {
+        char *level, *source, *version;
+        uint32_t index, subscribers;
+        uint64_t last_change_usec, count[_LEVEL_MAX], kills, signals, simulations;
+        uint64_t subscriber_drops, signal_drops;
+        int dry_run;
+        char **policies;
+        ScopeInfo scopes[MANAGER_SCOPES_MAX];
+        size_t n_scopes;
+        sd_bus_message *scopes_reply;   /* owns the scope strings */
+} Status;
+
+static void status_done(Status *s) {
+        free(s->level);
+        free(s->source);
+        free(s->version);
+        for (char **p = s->policies; p && *p; p++)
+                free(*p);
+        free(s->policies);
+        sd_bus_message_unref(s->scopes_reply);
+}
+
+static int read_scopes(sd_bus *bus, Status *s, sd_bus_error *e) {
+        sd_bus_message *m;
+        int r;
+
+        r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Scopes", e, &s->scopes_reply,
+                                "a(sssstttt)");
+        if (r < 0)
+                return r;
+        m = s->scopes_reply;
+        r = sd_bus_message_enter_container(m, 'a', "(sssstttt)");
+        while (r >= 0 && s->n_scopes < ELEMENTSOF(s->scopes)) {
+                ScopeInfo *i = &s->scopes[s->n_scopes];
+                r = sd_bus_message_read(m, "(sssstttt)", &i->name, &i->cgroup, &i->level, &i->source,
+                                        &i->count[LEVEL_NONE], &i->count[LEVEL_LOW], &i->count[LEVEL_MEDIUM],
+                                        &i->count[LEVEL_OOM]);
+                if (r <= 0)
+                        break;
+                s->n_scopes++;
+        }
+        return r < 0 ? r : 0;
+}
+
+static int status_read(sd_bus *bus, Status *s, sd_bus_error *e) {
+        static const char *const counts[_LEVEL_MAX] = { "NormalCount", "LowCount", "MediumCount", "OOMCount" };
+        int r;
+
+        r = get_string(bus, "Level", &s->level, e);
+        if (r >= 0)
+                r = get_string(bus, "Source", &s->source, e);
+        if (r >= 0)
+                r = get_string(bus, "Version", &s->version, e);
+        if (r >= 0)
+                r = get_trivial(bus, "Index", 'u', &s->index, e);
+        if (r >= 0)
+                r = get_trivial(bus, "Subscribers", 'u', &s->subscribers, e);
+        if (r >= 0)
+                r = get_trivial(bus, "LastChangeUSec", 't', &s->last_change_usec, e);
+        for (Level l = 0; r >= 0 && l < _LEVEL_MAX; l++)
+                r = get_trivial(bus, counts[l], 't', &s->count[l], e);
+        if (r >= 0)
+                r = get_trivial(bus, "Kills", 't', &s->kills, e);
+        if (r >= 0)
+                r = get_trivial(bus, "Signals", 't', &s->signals, e);
+        if (r >= 0)
+                r = get_trivial(bus, "Simulations", 't', &s->simulations, e);
+        if (r >= 0)
+                r = get_trivial(bus, "SubscriberDrops", 't', &s->subscriber_drops, e);
+        if (r >= 0)
+                r = get_trivial(bus, "SignalDrops", 't', &s->signal_drops, e);
+        if (r >= 0)
+                r = get_trivial(bus, "DryRun", 'b', &s->dry_run, e);
+        if (r >= 0)
+                r = sd_bus_get_property_strv(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Policies", e, &s->policies);
+        if (r >= 0)
+                r = read_scopes(bus, s, e);
+        return r;
+}
+
+static size_t strv_length(char **l) {
+        size_t n = 0;
+        while (l && l[n])
+                n++;
+        return n;
+}
+
+static void status_print_json(const Status *s) {
+        printf("{\"level\":");
+        json_string(stdout, s->level);
+        printf(",\"index\":%" PRIu32 ",\"source\":", s->index);
+        json_string(stdout, s->source);
+        printf(",\"last_change_usec\":%" PRIu64 ",\"counts\":{\"normal\":%" PRIu64 ",\"low\":%" PRIu64
+               ",\"medium\":%" PRIu64 ",\"oom\":%" PRIu64 "}", s->last_change_usec, s->count[LEVEL_NONE],
+               s->count[LEVEL_LOW], s->count[LEVEL_MEDIUM], s->count[LEVEL_OOM]);
+        printf(",\"scopes\":[");
+        for (size_t i = 0; i < s->n_scopes; i++) {
+                const ScopeInfo *c = &s->scopes[i];
+                printf("%s{\"name\":", i ? "," : "");
+                json_string(stdout, c->name);
+                printf(",\"cgroup\":");
+                json_string(stdout, c->cgroup);
+                printf(",\"level\":");
+                json_string(stdout, c->level);
+                printf(",\"source\":");
+                json_string(stdout, c->source);
+                printf(",\"counts\":{\"normal\":%" PRIu64 ",\"low\":%" PRIu64 ",\"medium\":%" PRIu64
+                       ",\"oom\":%" PRIu64 "}}", c->count[LEVEL_NONE], c->count[LEVEL_LOW],
+                       c->count[LEVEL_MEDIUM], c->count[LEVEL_OOM]);
+        }
+        printf("],\"kills\":%" PRIu64 ",\"signals\":%" PRIu64 ",\"simulations\":%" PRIu64
+               ",\"subscribers\":%" PRIu32 ",\"subscriber_drops\":%" PRIu64 ",\"signal_drops\":%" PRIu64
+               ",\"policies\":[", s->kills, s->signals, s->simulations, s->subscribers, s->subscriber_drops,
+               s->signal_drops);
+        for (size_t i = 0; s->policies && s->policies[i]; i++) {
+                if (i)
+                        putchar(',');
+                json_string(stdout, s->policies[i]);
+        }
+        printf("],\"dry_run\":%s,\"version\":", s->dry_run ? "true" : "false");
+        json_string(stdout, s->version);
+        printf("}\n");
+}
+
+static void status_print(const Status *s) {
+        printf("       Level: %s (index %" PRIu32 ")\n", s->level, s->index);
+        printf("      Source: %s\n", s->source);
+        printf("      Counts: normal %" PRIu64 ", low %" PRIu64 ", medium %" PRIu64 ", oom %" PRIu64 "\n",
+               s->count[LEVEL_NONE], s->count[LEVEL_LOW], s->count[LEVEL_MEDIUM], s->count[LEVEL_OOM]);
+        printf("     Actions: %" PRIu64 " signals, %" PRIu64 " kills, %" PRIu64 " simulations\n",
+               s->signals, s->kills, s->simulations);
+        printf(" Subscribers: %" PRIu32 " (%" PRIu64 " records dropped, %" PRIu64 " signals dropped)\n",
+               s->subscribers, s->subscriber_drops, s->signal_drops);
+        printf("    Policies: %zu loaded\n", strv_length(s->policies));
+        for (size_t i = 0; s->policies && s->policies[i]; i++)
+                printf("              %s\n", s->policies[i]);
+        printf("      DryRun: %s\n", s->dry_run ? "yes" : "no");
+        printf("     Version: %s\n", s->version);
+        printf("\n%-24s %-8s %-10s %8s %8s %8s %8s  %s\n", "SCOPE", "LEVEL", "SOURCE", "NORMAL", "LOW", "MEDIUM",
+               "OOM", "CGROUP");
+        for (size_t i = 0; i < s->n_scopes; i++) {
+                const ScopeInfo *c = &s->scopes[i];
+                printf("%-24s %-8s %-10s %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 "  %s\n", c->name,
+                       c->level, c->source, c->count[LEVEL_NONE], c->count[LEVEL_LOW], c->count[LEVEL_MEDIUM],
+                       c->count[LEVEL_OOM], c->cgroup[0] ? c->cgroup : "/");
+        }
+}
+
+static int verb_status(int argc, char **argv) {
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        Status s = {};
+        sd_bus *bus = NULL;
+        int r, ret;
+
+        ret = connect_bus(&bus);
+        if (ret != EXIT_OK)
+                return ret;
+        r = status_read(bus, &s, &e);
+        if (r < 0)
+                ret = report("cannot read the daemon's status", &e, r);
+        else if (arg_json)
+                status_print_json(&s);
+        else
+                status_print(&s);
+        status_done(&s);
+        sd_bus_error_free(&e);
+        sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+static const char *const level_metric[_LEVEL_MAX] = { "normal", "low", "medium", "oom" };
+
+static void metric_header(const char *name, const char *type, const char *help) {
+        printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void metric_simple(const char *name, const char *type, const char *help, uint64_t v) {
+        metric_header(name, type, help);
+        printf("%s %" PRIu64 "\n", name, v);
+}
+
+static int verb_metrics(int argc, char **argv) {
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        Status s = {};
+        sd_bus *bus = NULL;
+        int r, ret;
+
+        ret = connect_bus(&bus);
+        if (ret != EXIT_OK)
+                return ret;
+        r = status_read(bus, &s, &e);
+        if (r < 0) {
+                ret = report("cannot read the daemon's counters", &e, r);
+                goto finish;
+        }
+        metric_header("vmpressured_level_events_total", "counter",
+                      "Level announcements (changes and rate-limited repeats) per scope and level.");
+        for (size_t i = 0; i < s.n_scopes; i++)
+                for (Level l = 0; l < _LEVEL_MAX; l++) {
+                        printf("vmpressured_level_events_total{scope=\"");
+                        prom_label(stdout, s.scopes[i].name);
+                        printf("\",level=\"%s\"} %" PRIu64 "\n", level_metric[l], s.scopes[i].count[l]);
+                }
+        metric_header("vmpressured_level", "gauge",
+                      "Current level per scope: 0 normal, 1 low, 2 medium, 3 oom (-1: cgroup gone).");
+        for (size_t i = 0; i < s.n_scopes; i++) {
+                Level l = level_from_string(s.scopes[i].level);
+                printf("vmpressured_level{scope=\"");
+                prom_label(stdout, s.scopes[i].name);
+                printf("\",source=\"");
+                prom_label(stdout, s.scopes[i].source);
+                printf("\"} %d\n", l < 0 ? -1 : (int) l);
+        }
+        metric_simple("vmpressured_kills_total", "counter", "Processes killed by policies.", s.kills);
+        metric_simple("vmpressured_signals_total", "counter", "Signals sent by policies.", s.signals);
+        metric_simple("vmpressured_simulations_total", "counter", "Simulate() calls.", s.simulations);
+        metric_simple("vmpressured_subscribers", "gauge", "Subscribe() descriptors open.", s.subscribers);
+        metric_simple("vmpressured_subscriber_drops_total", "counter",
+                      "Records not written to a subscriber that did not read.", s.subscriber_drops);
+        metric_simple("vmpressured_signal_drops_total", "counter",
+                      "D-Bus signals dropped because the bus did not read.", s.signal_drops);
+        metric_simple("vmpressured_policies_loaded", "gauge", "Policies in force.", strv_length(s.policies));
+        metric_simple("vmpressured_dry_run", "gauge", "1 when DryRun= is on.", (uint64_t) !!s.dry_run);
+        metric_header("vmpressured_info", "gauge", "The daemon's version.");
+        printf("vmpressured_info{version=\"");
+        prom_label(stdout, s.version);
+        printf("\"} 1\n");
+finish:
+        status_done(&s);
+        sd_bus_error_free(&e);
+        sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+static int verb_policies(int argc, char **argv) {
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        const char *unit, *path, *scope;
+        sd_bus *bus = NULL;
+        size_t n = 0;
+        int r, ret;
+
+        ret = connect_bus(&bus);
+        if (ret != EXIT_OK)
+                return ret;
+        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "ListPolicies", &e, &reply, NULL);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(reply, 'a', "(sss)");
+        if (r < 0) {
+                ret = report("ListPolicies failed", &e, r);
+                goto finish;
+        }
+        if (arg_json)
+                printf("[");
+        else
+                printf("%-32s %-8s %s\n", "UNIT", "SCOPE", "FILE");
+        while ((r = sd_bus_message_read(reply, "(sss)", &unit, &path, &scope)) > 0) {
+                if (arg_json) {
+                        printf("%s{\"unit\":", n ? "," : "");
+                        json_string(stdout, unit);
+                        printf(",\"scope\":");
+                        json_string(stdout, scope);
+                        printf(",\"file\":");
+                        json_string(stdout, path);
+                        printf("}");
+                } else
+                        printf("%-32s %-8s %s\n", unit, scope, path);
+                n++;
+        }
+        if (arg_json)
+                printf("]\n");
+        else
+                printf("\n%zu policies listed.\n", n);
+        if (r < 0)
+                ret = report("bad ListPolicies reply", NULL, r);
+finish:
+        sd_bus_message_unref(reply);
+        sd_bus_error_free(&e);
+        sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+static int verb_simulate(int argc, char **argv) {
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        sd_bus *bus = NULL;
+        Level l;
+        int r, ret;
+
+        if (argc != 2) {
+                fprintf(stderr, "vmpressurectl: simulate takes one level: low, medium or oom.\n");
+                return EXIT_USAGE;
+        }
+        l = level_from_string(argv[1]);
+        if (l <= LEVEL_NONE) {
+                fprintf(stderr, "vmpressurectl: invalid level '%s': low, medium or oom.\n", argv[1]);
+                return EXIT_USAGE;
+        }
+        ret = connect_bus(&bus);
+        if (ret != EXIT_OK)
+                return ret;
+        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Simulate", &e, NULL, "ss", argv[1],
+                               arg_scope ?: SCOPE_SYSTEM);
+        if (r < 0)
+                ret = report("Simulate failed", &e, r);
+        else
+                printf("Simulated %s on %s.\n", level_to_string(l), arg_scope ?: SCOPE_SYSTEM);
+        sd_bus_error_free(&e);
+        sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+/* ---- monitor ---- */
+
+static Level monitor_threshold = LEVEL_NONE;
+
+static Level signal_level(const char *member) {
+        if (streq(member, "Low"))
+                return LEVEL_LOW;
+        if (streq(member, "Medium"))
+                return LEVEL_MEDIUM;
+        if (streq(member, "OOM"))
+                return LEVEL_OOM;
+        if (streq(member, "Normal"))
+                return LEVEL_NONE;
+        return _LEVEL_INVALID;
+}
+
+static int print_killed(sd_bus_message *m) {
+        const char *unit, *comm, *reason;
+        uint32_t pid;
+        uint64_t rss;
+        int r;
+
+        r = sd_bus_message_read(m, "susts", &unit, &pid, &comm, &rss, &reason);
+        if (r < 0)
+                return r;
+        if (arg_json) {
+                printf("{\"signal\":\"Killed\",\"unit\":");
+                json_string(stdout, unit);
+                printf(",\"pid\":%" PRIu32 ",\"comm\":", pid);
+                json_string(stdout, comm);
+                printf(",\"rss_bytes\":%" PRIu64 ",\"reason\":", rss);
+                json_string(stdout, reason);
+                printf("}\n");
+        } else
+                printf("Killed unit=%s pid=%" PRIu32 " comm=%s rss_bytes=%" PRIu64 " reason=%s\n", unit, pid,
+                       comm, rss, reason);
+        return 0;
+}
+
+static int on_signal_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const char *member = sd_bus_message_get_member(m), *scope;
+        uint32_t index = 0;
+        Level l;
+        int r;
+
+        if (!member)
+                return 0;
+        if (streq(member, "Killed")) {
+                if (print_killed(m) < 0)
+                        fprintf(stderr, "vmpressurectl: malformed Killed signal, ignoring.\n");
+                return 0;
+        }
+        l = signal_level(member);
+        if (l < 0)
+                return 0;
+        /* The seed's threshold semantics: at or above it; Normal only without one. */
+        if (arg_threshold && (l == LEVEL_NONE || l < monitor_threshold))
+                return 0;
+        r = l == LEVEL_NONE ? sd_bus_message_read(m, "s", &scope) : sd_bus_message_read(m, "su", &scope, &index);
+        if (r < 0)
+                return 0;
+        if (arg_json) {
+                printf("{\"signal\":");
+                json_string(stdout, member);
+                printf(",\"level\":\"%s\",\"scope\":", level_to_string(l));
+                json_string(stdout, scope);
+                if (l != LEVEL_NONE)
+                        printf(",\"index\":%" PRIu32, index);
+                printf("}\n");
+        } else if (l == LEVEL_NONE)
+                printf("%-7s scope=%s\n", member, scope);
+        else
+                printf("%-7s scope=%s index=%" PRIu32 "\n", member, scope, index);
+        return 0;
+}
+
+static int on_disconnect(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        fprintf(stderr, "vmpressurectl: the system bus went away.\n");
+        return sd_event_exit(userdata, EXIT_UNREACHABLE);
+}
+
+static int on_name_owner(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        const char *name, *old, *new;
+
+        if (sd_bus_message_read(m, "sss", &name, &old, &new) >= 0 && streq(name, BUS_NAME))
+                fprintf(stderr, "vmpressurectl: %s %s.\n", BUS_NAME, new[0] ? "is back" : "left the bus");
+        return 0;
+}
+
+static int monitor_setup(sd_bus *bus, sd_event *ev) {
+        char match[256];
+        int r;
+
+        (void) snprintf(match, sizeof(match), "type='signal',sender='%s',path='%s',interface='%s'", BUS_NAME,
+                        BUS_PATH, BUS_INTERFACE);
+        r = sd_bus_add_match(bus, NULL, match, on_signal_message, NULL);
+        if (r < 0)
+                return r;
+        r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                "org.freedesktop.DBus", "NameOwnerChanged", on_name_owner, NULL);
+        if (r < 0)
+                return r;
+        r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus.Local", "/org/freedesktop/DBus/Local",
+                                "org.freedesktop.DBus.Local", "Disconnected", on_disconnect, ev);
+        if (r < 0)
+                return r;
+        (void) sd_bus_set_exit_on_disconnect(bus, false);
+        r = sd_bus_attach_event(bus, ev, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return r;
+        r = sd_event_add_signal(ev, NULL, SIGINT, NULL, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(ev, NULL, SIGTERM, NULL, NULL);
+        return r;
+}
+
+static int verb_monitor(int argc, char **argv) {
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        sd_event *ev = NULL;
+        sd_bus *bus = NULL;
+        char *level = NULL;
+        sigset_t mask;
+        int r, ret;
+
+        if (arg_threshold) {
+                monitor_threshold = level_from_string(arg_threshold);
+                if (monitor_threshold <= LEVEL_NONE) {
+                        fprintf(stderr, "vmpressurectl: invalid threshold '%s': low, medium or oom.\n",
+                                arg_threshold);
+                        return EXIT_USAGE;
+                }
+        }
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+
+        ret = connect_bus(&bus);
+        if (ret != EXIT_OK)
+                return ret;
+        r = sd_event_default(&ev);
+        if (r >= 0)
+                r = monitor_setup(bus, ev);
+        if (r < 0) {
+                ret = report("cannot set up the monitor", NULL, r);
+                goto finish;
+        }
+        /* One call first: the matches are in place once it is answered, and
+         * a daemon that is not there is said at once. */
+        r = get_string(bus, "Level", &level, &e);
+        if (r < 0) {
+                ret = report("cannot reach the daemon", &e, r);
+                goto finish;
+        }
+        if (!arg_json)
+                fprintf(stderr, "Monitoring memory pressure (now %s), Ctrl-C to stop.\n", level);
+        r = sd_event_loop(ev);
+        ret = r < 0 ? report("event loop failed", NULL, r) : r;
+finish:
+        free(level);
+        sd_bus_error_free(&e);
+        sd_bus_flush_close_unref(bus);
+        sd_event_unref(ev);
+        return ret;
+}
+
+/* ---- check ---- */
+
+/* 0 when the file is fine, 1 when problems were printed. */
+static int check_file(const char *path) {
+        _cleanup_(freep) Diagnostics *diag = calloc(1, sizeof(Diagnostics));
+        _cleanup_(freep) Policy *p = malloc(sizeof(Policy));
+        _cleanup_(freep) char *text = NULL, *copy = NULL;
+        _cleanup_(closep) int fd = -EBADF;
+        size_t len = 0;
+        ssize_t n;
+        int r;
+
+        if (!diag || !p || !(copy = strdup(path)) || !(text = malloc(POLICY_FILE_MAX + 1))) {
+                fprintf(stderr, "vmpressurectl: out of memory\n");
+                return 1;
+        }
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+                fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
+                return 1;
+        }
+        /* One byte more than the parser accepts, so that it sees "too large". */
+        while (len < POLICY_FILE_MAX + 1 && (n = read(fd, text + len, POLICY_FILE_MAX + 1 - len)) != 0) {
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        fprintf(stderr, "%s: cannot read: %s\n", path, strerror(errno));
+                        return 1;
+                }
+                len += (size_t) n;
+        }
+        r = policy_parse(path, basename(copy), text, len, p, diag);
+        for (size_t i = 0; i < diag->n; i++)
+                fprintf(stderr, "%s\n", diag->msg[i]);
+        if (diag->n_dropped > 0)
+                fprintf(stderr, "%s: %zu more problems not shown\n", path, diag->n_dropped);
+        if (r == 0 && p->state == POLICY_MASKED)
+                printf("%s: empty file: masks %s\n", path, p->unit);
+        return r != 0;
+}
+
+static int verb_check(int argc, char **argv) {
+        int bad = 0;
+
+        if (argc < 2) {
+                fprintf(stderr, "vmpressurectl: check needs at least one policy file.\n");
+                return EXIT_USAGE;
+        }
+        for (int i = 1; i < argc; i++)
+                bad += check_file(argv[i]);
+        return bad ? EXIT_FAIL : EXIT_OK;
+}
+
+/* ---- main ---- */
+
+static void help(void) {
+        printf("vmpressurectl [OPTIONS...] COMMAND ...\n\n"
+               "Show and test vmpressured, the low-memory responder.\n\n"
+               "Commands:\n"
+               "  status                 Level, source, scopes, counters, policies\n"
+               "  monitor                Print level changes and kills as they happen\n"
+               "  policies               List the policy files in force\n"
+               "  check FILE...          Validate policy files (errors as file:line)\n"
+               "  simulate LEVEL         Inject a level (low, medium, oom); root only\n"
+               "  metrics                Counters in the Prometheus text format\n\n"
+               "Options:\n"
+               "  -h --help              Show this help\n"
+               "     --version           Show the version\n"
+               "     --no-pager          Accepted for systemd compatibility; output is never paged\n"
+               "     --json              JSON output (status, policies, monitor)\n"
+               "     --threshold=LEVEL   monitor: only levels at or above LEVEL\n"
+               "     --scope=UNIT        simulate: the scope to inject into (default -.slice)\n\n"
+               "Exit status: 0 ok, 1 failure or problems found, 2 usage, 3 daemon not reachable.\n"
+               "See vmpressurectl(1).\n");
+}
+
+static const struct {
+        const char *name;
+        int (*run)(int argc, char **argv);
+        bool json;
+} verbs[] = {
+        { "status",   verb_status,   true },
+        { "monitor",  verb_monitor,  true },
+        { "policies", verb_policies, true },
+        { "check",    verb_check,    false },
+        { "simulate", verb_simulate, false },
+        { "metrics",  verb_metrics,  false },
+};
+
+int main(int argc, char **argv) {
+        enum { ARG_VERSION = 0x100, ARG_NO_PAGER, ARG_JSON, ARG_THRESHOLD, ARG_SCOPE };
+        static const struct option options[] = {
+                { "help",      no_argument,       NULL, 'h' },
+                { "version",   no_argument,       NULL, ARG_VERSION },
+                { "no-pager",  no_argument,       NULL, ARG_NO_PAGER },
+                { "json",      no_argument,       NULL, ARG_JSON },
+                { "threshold", required_argument, NULL, ARG_THRESHOLD },
+                { "scope",     required_argument, NULL, ARG_SCOPE },
+                {}
+        };
+        int c;
+
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return EXIT_OK;
+                case ARG_VERSION:
+                        printf("vmpressurectl %s\n", PACKAGE_VERSION);
+                        return EXIT_OK;
+                case ARG_NO_PAGER:
+                        break;
+                case ARG_JSON:
+                        arg_json = true;
+                        break;
+                case ARG_THRESHOLD:
+                        arg_threshold = optarg;
+                        break;
+                case ARG_SCOPE:
+                        arg_scope = optarg;
+                        break;
+                default:
+                        fprintf(stderr, "Try 'vmpressurectl --help'.\n");
+                        return EXIT_USAGE;
+                }
+        if (optind >= argc) {
+                fprintf(stderr, "vmpressurectl: no command given; try 'vmpressurectl --help'.\n");
+                return EXIT_USAGE;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
+                if (!streq(verbs[i].name, argv[optind]))
+                        continue;
+                if (arg_json && !verbs[i].json) {
+                        fprintf(stderr, "vmpressurectl: --json is not supported by %s.\n", verbs[i].name);
+                        return EXIT_USAGE;
+                }
+                if (arg_threshold && !streq(verbs[i].name, "monitor")) {
+                        fprintf(stderr, "vmpressurectl: --threshold is only for monitor.\n");
+                        return EXIT_USAGE;
+                }
+                if (arg_scope && !streq(verbs[i].name, "simulate")) {
+                        fprintf(stderr, "vmpressurectl: --scope is only for simulate.\n");
+                        return EXIT_USAGE;
+                }
+                if (!streq(verbs[i].name, "check") && !streq(verbs[i].name, "simulate") && argc - optind > 1) {
+                        fprintf(stderr, "vmpressurectl: %s takes no arguments.\n", verbs[i].name);
+                        return EXIT_USAGE;
+                }
+                return verbs[i].run(argc - optind, argv + optind);
+        }
+        fprintf(stderr, "vmpressurectl: unknown command '%s'; try 'vmpressurectl --help'.\n", argv[optind]);
+        return EXIT_USAGE;
+}
