@@ -8,6 +8,7 @@
 #include "manager.h"
 
 static void scope_rearm(Scope *s);
+static void manager_arm_rewatch(Manager *m);
 
 static const char *scope_source_name(const Scope *s) {
         return s->source_type >= 0 ? source_type_to_string(s->source_type) : "none";
@@ -230,6 +231,7 @@ static void on_gone(Source *src, int error, void *userdata) {
 
         if (m->gc_defer)
                 (void) sd_event_source_set_enabled(m->gc_defer, SD_EVENT_ONESHOT);
+        manager_arm_rewatch(m);
 }
 
 static Scope *scope_free(Scope *s) {
@@ -312,6 +314,71 @@ static int scope_start(Manager *m, Scope *s) {
         return sd_event_source_set_enabled(s->poll_timer, SD_EVENT_ON);
 }
 
+/* A unit's cgroup disappears when the unit stops and comes back when it
+ * starts again (and does not exist yet when we start before the services).
+ * While any watched cgroup is gone we look for it every 2 s: 30 cheap
+ * access(2) calls a minute, and none while everything is watched. */
+#define REWATCH_USEC (2 * USEC_PER_SEC)
+
+static bool scope_cgroup_exists(Manager *m, const Scope *s) {
+        char path[PATH_MAX * 2];
+
+        if (m->env.memcg_v1_root[0]) {
+                (void) snprintf(path, sizeof(path), "%s/%s", m->env.memcg_v1_root, s->cgroup);
+                if (access(path, F_OK) == 0)
+                        return true;
+        }
+        if (m->env.cgroup2_root[0]) {
+                (void) snprintf(path, sizeof(path), "%s/%s", m->env.cgroup2_root, s->cgroup);
+                if (access(path, F_OK) == 0)
+                        return true;
+        }
+        return false;
+}
+
+static int scope_restart(Manager *m, Scope *s) {
+        s->source = source_free(s->source);
+        s->poll_timer = sd_event_source_disable_unref(s->poll_timer);
+        if (s->deadline_timer)
+                (void) sd_event_source_set_enabled(s->deadline_timer, SD_EVENT_OFF);
+        level_engine_init(&s->engine, &m->config.level);
+        s->busy = false;
+        s->headroom = true;
+        s->gone = false;
+        return scope_start(m, s);
+}
+
+static void manager_arm_rewatch(Manager *m) {
+        bool any = false;
+
+        for (size_t i = 1; i < m->n_scopes; i++)
+                any = any || m->scopes[i]->gone;
+        if (!m->rewatch_timer)
+                return;
+        if (any && sd_event_source_get_enabled(m->rewatch_timer, NULL) == 0) {
+                (void) sd_event_source_set_time_relative(m->rewatch_timer, REWATCH_USEC);
+                (void) sd_event_source_set_enabled(m->rewatch_timer, SD_EVENT_ONESHOT);
+        }
+}
+
+static int on_rewatch(sd_event_source *es, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        for (size_t i = 1; i < m->n_scopes; i++) {
+                Scope *s = m->scopes[i];
+
+                if (!s->gone || !scope_cgroup_exists(m, s))
+                        continue;
+                log_info("%s: the cgroup %s is back, watching it again.", s->name, s->cgroup);
+                if (scope_restart(m, s) < 0) {
+                        s->gone = true;
+                        s->source = source_free(s->source);
+                }
+        }
+        manager_arm_rewatch(m);
+        return 0;
+}
+
 static const char *cgroup_scope_name(const char *cgroup) {
         const char *slash = strrchr(cgroup, '/');
         return slash && slash[1] ? slash + 1 : cgroup;
@@ -334,6 +401,11 @@ int manager_new(const Config *config, bool print_events, Manager **ret) {
         if (r < 0)
                 return r;
         (void) sd_event_source_set_enabled(m->gc_defer, SD_EVENT_OFF);
+        r = sd_event_add_time_relative(m->event, &m->rewatch_timer, CLOCK_MONOTONIC, REWATCH_USEC,
+                                       100 * USEC_PER_MSEC, on_rewatch, m);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(m->rewatch_timer, SD_EVENT_OFF);
 
         r = source_env_detect(&m->env);
         if (r < 0)
@@ -349,6 +421,7 @@ Manager *manager_free(Manager *m) {
         for (size_t i = 0; i < m->n_scopes; i++)
                 scope_free(m->scopes[i]);
         sd_event_source_disable_unref(m->gc_defer);
+        sd_event_source_disable_unref(m->rewatch_timer);
         sd_event_unref(m->event);
         free(m);
         return NULL;
@@ -393,6 +466,7 @@ int manager_start(Manager *m) {
                         log_warning("%s: not watched; the daemon continues without it.", s->name);
                         s->gone = true;
                         print_line(m, "gone scope=%s error=%s", s->name, strerrorname_np(-r) ?: "unknown");
+                        manager_arm_rewatch(m);
                 }
         }
 
@@ -516,8 +590,13 @@ int manager_watch(Manager *m, const char *cgroup, Scope **ret) {
 
         for (size_t i = 0; i < m->n_scopes; i++)
                 if (streq(m->scopes[i]->cgroup, cgroup)) {
+                        Scope *old = m->scopes[i];
+
+                        if (old->gone && scope_cgroup_exists(m, old) && scope_restart(m, old) < 0)
+                                old->gone = true;
+                        manager_arm_rewatch(m);
                         if (ret)
-                                *ret = m->scopes[i];
+                                *ret = old;
                         return 0;
                 }
 
@@ -530,6 +609,7 @@ int manager_watch(Manager *m, const char *cgroup, Scope **ret) {
         if (r < 0) {
                 s->gone = true;
                 print_line(m, "gone scope=%s error=%s", s->name, strerrorname_np(-r) ?: "unknown");
+                manager_arm_rewatch(m);
         }
         if (ret)
                 *ret = s;

@@ -70,6 +70,7 @@ struct Manager {
         } listeners[MANAGER_LISTENERS_MAX];
         size_t n_listeners;
         sd_event_source *gc_defer;      /* frees the sources of gone scopes outside their callbacks */
+        sd_event_source *rewatch_timer; /* while a watched cgroup is gone: is it back? */
         manager_config_loader_t config_loader;
         void *config_loader_userdata;
         manager_reload_hook_t reload_hook;
