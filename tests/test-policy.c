@@ -324,6 +324,8 @@ static void test_signals(void) {
         CHECK_EQ_INT(signal_from_string(""), -EINVAL);
         CHECK_EQ_INT(signal_from_string("+10"), -EINVAL);
         CHECK_EQ_INT(signal_from_string("10 "), -EINVAL);
+        CHECK_EQ_INT(signal_from_string("32"), SIGRTMIN > 32 ? -EINVAL : 32);    /* glibc's own */
+        CHECK_EQ_INT(signal_from_string("64"), SIGRTMAX == 64 ? 64 : -EINVAL);
         CHECK_STREQ(signal_to_string(SIGUSR1), "SIGUSR1");
         CHECK_STREQ(signal_to_string(SIGRTMIN), "SIGRTMIN");
         CHECK_STREQ(signal_to_string(SIGRTMIN + 5), "SIGRTMIN+5");
