@@ -138,7 +138,9 @@ def main():
         staller.stop()
         vt.check(vt.poll_until(lambda: vb.get_property("Subscribers") == 3, 5),
                  f"Subscribers is {vb.get_property('Subscribers')} after the stalled client exited")
-        vt.check(vb.proc_status(d.pid)["fds"] == base["fds"] - STALLED - 1,
+        # "<=": the daemon briefly holds a file open while it reads headroom, and
+        # the base sample may have caught one; a leak could only make it larger.
+        vt.check(vt.poll_until(lambda: vb.proc_status(d.pid)["fds"] <= base["fds"] - STALLED - 1, 5),
                  f"fds not released: {base['fds']} → {vb.proc_status(d.pid)['fds']}")
 
         # MaxSubscribers=.
