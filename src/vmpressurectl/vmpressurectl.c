@@ -256,25 +256,37 @@ static void status_print(const Status *s) {
         }
 }
 
-static int verb_status(int argc, char **argv) {
+/* Connects, reads every property status and metrics show, and hangs up.
+ * EXIT_OK with *s filled (the caller frees it with status_done()), else the
+ * exit status to return. */
+static int status_fetch(Status *s, const char *what) {
         sd_bus_error e = SD_BUS_ERROR_NULL;
-        Status s = {};
         sd_bus *bus = NULL;
         int r, ret;
 
         ret = connect_bus(&bus);
         if (ret != EXIT_OK)
                 return ret;
-        r = status_read(bus, &s, &e);
+        r = status_read(bus, s, &e);
         if (r < 0)
-                ret = report("cannot read the daemon's status", &e, r);
-        else if (arg_json)
-                status_print_json(&s);
-        else
-                status_print(&s);
-        status_done(&s);
+                ret = report(what, &e, r);
         sd_bus_error_free(&e);
         sd_bus_flush_close_unref(bus);
+        return ret;
+}
+
+static int verb_status(int argc, char **argv) {
+        Status s = {};
+        int ret;
+
+        ret = status_fetch(&s, "cannot read the daemon's status");
+        if (ret == EXIT_OK) {
+                if (arg_json)
+                        status_print_json(&s);
+                else
+                        status_print(&s);
+        }
+        status_done(&s);
         return ret;
 }
 
@@ -290,19 +302,12 @@ static void metric_simple(const char *name, const char *type, const char *help, 
 }
 
 static int verb_metrics(int argc, char **argv) {
-        sd_bus_error e = SD_BUS_ERROR_NULL;
         Status s = {};
-        sd_bus *bus = NULL;
-        int r, ret;
+        int ret;
 
-        ret = connect_bus(&bus);
+        ret = status_fetch(&s, "cannot read the daemon's counters");
         if (ret != EXIT_OK)
-                return ret;
-        r = status_read(bus, &s, &e);
-        if (r < 0) {
-                ret = report("cannot read the daemon's counters", &e, r);
                 goto finish;
-        }
         metric_header("vmpressured_level_events_total", "counter",
                       "Level announcements (changes and rate-limited repeats) per scope and level.");
         for (size_t i = 0; i < s.n_scopes; i++)
@@ -337,8 +342,6 @@ static int verb_metrics(int argc, char **argv) {
         printf("\"} 1\n");
 finish:
         status_done(&s);
-        sd_bus_error_free(&e);
-        sd_bus_flush_close_unref(bus);
         return ret;
 }
 

@@ -93,40 +93,36 @@ static void headroom_finish(uint64_t limit, uint64_t usage, uint64_t inactive_fi
         *ret_total = limit;
 }
 
-static int headroom_memcg_v1(const char *dir, char *buf, size_t size,
-                             uint64_t *ret_available, uint64_t *ret_total) {
+/* The files that give a memory cgroup's limit, usage and inactive page
+ * cache: the same three numbers under v1 and v2 names. */
+typedef struct MemcgFiles {
+        const char *limit;
+        uint64_t unlimited;             /* a limit at or above this is "no limit" */
+        const char *usage;
+        const char *inactive_file;      /* key in memory.stat */
+} MemcgFiles;
+
+static const MemcgFiles memcg_v1_files = {
+        "memory.limit_in_bytes", MEMCG_V1_UNLIMITED, "memory.usage_in_bytes", "total_inactive_file",
+};
+static const MemcgFiles cgroup2_files = {
+        "memory.max", UINT64_MAX, "memory.current", "inactive_file",
+};
+
+static int headroom_memcg(const char *dir, const MemcgFiles *f, char *buf, size_t size,
+                          uint64_t *ret_available, uint64_t *ret_total) {
         uint64_t limit, usage, inactive_file;
         int r;
 
-        r = read_u64_file(dir, "memory.limit_in_bytes", buf, size, &limit);
+        r = read_u64_file(dir, f->limit, buf, size, &limit);
         if (r < 0)
                 return r;
-        if (limit >= MEMCG_V1_UNLIMITED)
+        if (limit >= f->unlimited)
                 return -ENODATA;
-        r = read_u64_file(dir, "memory.usage_in_bytes", buf, size, &usage);
+        r = read_u64_file(dir, f->usage, buf, size, &usage);
         if (r < 0)
                 return r;
-        r = read_keyed_file(dir, "memory.stat", "total_inactive_file", buf, size, &inactive_file);
-        if (r < 0)
-                return r;
-        headroom_finish(limit, usage, inactive_file, ret_available, ret_total);
-        return 0;
-}
-
-static int headroom_cgroup2(const char *dir, char *buf, size_t size,
-                            uint64_t *ret_available, uint64_t *ret_total) {
-        uint64_t limit, usage, inactive_file;
-        int r;
-
-        r = read_u64_file(dir, "memory.max", buf, size, &limit);
-        if (r < 0)
-                return r;
-        if (limit == UINT64_MAX)
-                return -ENODATA;
-        r = read_u64_file(dir, "memory.current", buf, size, &usage);
-        if (r < 0)
-                return r;
-        r = read_keyed_file(dir, "memory.stat", "inactive_file", buf, size, &inactive_file);
+        r = read_keyed_file(dir, "memory.stat", f->inactive_file, buf, size, &inactive_file);
         if (r < 0)
                 return r;
         headroom_finish(limit, usage, inactive_file, ret_available, ret_total);
@@ -154,6 +150,6 @@ int headroom_read(const SourceEnv *env, const char *cgroup, char *buf, size_t bu
                               cgroup) >= sizeof(dir))
                 return -ENAMETOOLONG;
         if (v1)
-                return headroom_memcg_v1(dir, buf, buf_size, ret_available_bytes, ret_total_bytes);
-        return headroom_cgroup2(dir, buf, buf_size, ret_available_bytes, ret_total_bytes);
+                return headroom_memcg(dir, &memcg_v1_files, buf, buf_size, ret_available_bytes, ret_total_bytes);
+        return headroom_memcg(dir, &cgroup2_files, buf, buf_size, ret_available_bytes, ret_total_bytes);
 }
