@@ -17,6 +17,7 @@ typedef struct BadCase {
 } BadCase;
 
 #define F "foo.service.policy"
+#define SI_MUST "must be a duration like 30s, 500ms or 5min, at most 24h; 0 for no limit"
 
 static const BadCase bad_cases[] = {
         { "unknown section", F,
@@ -72,6 +73,20 @@ static const BadCase bad_cases[] = {
             F ":4: Invalid value 'perhaps' for Kill=: must be a boolean (yes/no, true/false, on/off, 1/0)",
             F ":5: Unknown key 'Foo' in section [OOM]",
             F ":7: Kill= is only allowed in [OOM], ignoring" } },
+        { "interval not a duration", F, "[Policy]\nSignalIntervalSec=soon\n",
+          { F ":2: Invalid value 'soon' for SignalIntervalSec=: " SI_MUST } },
+        { "interval negative", F, "[Policy]\nSignalIntervalSec=-5s\n",
+          { F ":2: Invalid value '-5s' for SignalIntervalSec=: " SI_MUST } },
+        { "interval above 24h", F, "[Policy]\nSignalIntervalSec=25h\n",
+          { F ":2: Invalid value '25h' for SignalIntervalSec=: " SI_MUST } },
+        { "interval: unknown unit", F, "[Policy]\nSignalIntervalSec=3 fortnights\n",
+          { F ":2: Invalid value '3 fortnights' for SignalIntervalSec=: " SI_MUST } },
+        { "interval empty", F, "[Policy]\nSignalIntervalSec=\n",
+          { F ":2: Invalid value '' for SignalIntervalSec=: " SI_MUST } },
+        { "interval in a level section", F, "[Low]\nSignal=SIGUSR1\nSignalIntervalSec=5s\n",
+          { F ":3: Unknown key 'SignalIntervalSec' in section [Low]" } },
+        { "interval twice", F, "[Policy]\nSignalIntervalSec=5s\nSignalIntervalSec=10s\n",
+          { F ":3: Duplicate key SignalIntervalSec= in section [Policy], first set on line 2" } },
         { "binary garbage", F, "\x7f" "ELF\x02\x01\x01\0\0\0\x03\0>\0",
           { F ": Binary file (NUL byte at offset 7), ignoring file" } },
         { "invalid UTF-8", F, "[Low]\nSignal=\xff\xfe\n",
@@ -195,6 +210,43 @@ static void test_good_file(void) {
         CHECK_EQ_INT(p.actions[LEVEL_OOM].kill_target, KILL_TARGET_LARGEST);
         CHECK_STREQ(policy_action_describe(&p.actions[LEVEL_OOM], buf, sizeof(buf)), "kill largest");
         CHECK_STREQ(policy_action_describe(&p.actions[LEVEL_MEDIUM], buf, sizeof(buf)), "signal SIGUSR2 to main");
+}
+
+/* SignalIntervalSec=: the default, 0, units, a bare number in seconds, the
+ * largest value; a bad value leaves the default. */
+static void test_signal_interval(void) {
+        static const struct {
+                const char *value;
+                usec_t usec;
+                int problems;
+        } cases[] = {
+                { NULL,     POLICY_SIGNAL_INTERVAL_DEFAULT_USEC, 0 },
+                { "0",      0, 0 },
+                { "10",     10 * USEC_PER_SEC, 0 },
+                { "500ms",  500 * USEC_PER_MSEC, 0 },
+                { "2min",   120 * USEC_PER_SEC, 0 },
+                { "1min 30s", 90 * USEC_PER_SEC, 0 },
+                { "24h",    POLICY_SIGNAL_INTERVAL_MAX_USEC, 0 },
+                { "24h 1s", POLICY_SIGNAL_INTERVAL_DEFAULT_USEC, 1 },
+                { "never",  POLICY_SIGNAL_INTERVAL_DEFAULT_USEC, 1 },
+        };
+
+        CHECK_EQ_U64(POLICY_SIGNAL_INTERVAL_DEFAULT_USEC, 30 * USEC_PER_SEC);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char text[128];
+                Diagnostics d;
+                Policy p;
+
+                if (cases[i].value)
+                        (void) snprintf(text, sizeof(text), "[Policy]\nSignalIntervalSec=%s\n[Low]\nSignal=USR1\n",
+                                        cases[i].value);
+                else
+                        (void) snprintf(text, sizeof(text), "[Low]\nSignal=USR1\n");
+                diag_clear(&d);
+                CHECK_EQ_INT(policy_parse(F, F, text, strlen(text), &p, &d), cases[i].problems);
+                CHECK_EQ_U64(p.signal_interval_usec, cases[i].usec);
+                CHECK_EQ_INT(p.actions[LEVEL_LOW].signal, SIGUSR1);      /* the rest loads */
+        }
 }
 
 static void test_file_names(void) {
@@ -516,6 +568,7 @@ int main(void) {
         test_bad_cases();
         test_rest_still_loads();
         test_good_file();
+        test_signal_interval();
         test_file_names();
         test_huge_and_garbage();
         test_random_input();

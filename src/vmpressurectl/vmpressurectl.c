@@ -14,6 +14,7 @@
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,6 +65,42 @@ static void prom_label(FILE *f, const char *s) {
         }
 }
 
+/* Microseconds as exact decimal seconds, for Prometheus: 50 → "0.00005". */
+static const char *format_seconds(char *buf, size_t size, uint64_t usec) {
+        size_t n;
+
+        if (usec % USEC_PER_SEC == 0) {
+                (void) snprintf(buf, size, "%" PRIu64, usec / USEC_PER_SEC);
+                return buf;
+        }
+        (void) snprintf(buf, size, "%" PRIu64 ".%06" PRIu64, usec / USEC_PER_SEC, usec % USEC_PER_SEC);
+        n = strlen(buf);
+        while (n > 0 && buf[n - 1] == '0')
+                buf[--n] = '\0';
+        return buf;
+}
+
+/* A short human duration: 840us, 12.5ms, 2.31s. */
+static const char *format_timespan(char *buf, size_t size, uint64_t usec) {
+        if (usec < USEC_PER_MSEC)
+                (void) snprintf(buf, size, "%" PRIu64 "us", usec);
+        else if (usec < USEC_PER_SEC)
+                (void) snprintf(buf, size, "%.1fms", (double) usec / USEC_PER_MSEC);
+        else
+                (void) snprintf(buf, size, "%.2fs", (double) usec / USEC_PER_SEC);
+        return buf;
+}
+
+/* CLOCK_REALTIME µs as local time, like systemd's tools: "Thu 2026-12-03 13:50:01 UTC". */
+static const char *format_timestamp(char *buf, size_t size, uint64_t usec) {
+        time_t t = (time_t) (usec / USEC_PER_SEC);
+        struct tm tm;
+
+        if (usec == 0 || !localtime_r(&t, &tm) || strftime(buf, size, "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
+                (void) snprintf(buf, size, "n/a");
+        return buf;
+}
+
 /* ---- the bus ---- */
 
 static bool error_is_unreachable(const sd_bus_error *e, int r) {
@@ -106,18 +143,47 @@ static int get_trivial(sd_bus *bus, const char *prop, char type, void *ret, sd_b
 typedef struct ScopeInfo {
         char *name, *cgroup, *level, *source;
         uint64_t count[_LEVEL_MAX];
+        int simulated;                          /* in a simulation now */
+        uint64_t simulated_count[_LEVEL_MAX];   /* the part of count made by Simulate() */
 } ScopeInfo;
+
+#define HISTOGRAM_BUCKETS_MAX 32
+#define HISTOGRAMS_MAX 16
+#define ACTIONS_MAX 64
+
+/* One entry of the Latencies property: cumulative bucket counts. */
+typedef struct HistogramInfo {
+        const char *stage;
+        int simulated;
+        uint64_t le_usec[HISTOGRAM_BUCKETS_MAX];        /* UINT64_MAX: +Inf */
+        uint64_t cumulative[HISTOGRAM_BUCKETS_MAX];
+        size_t n_buckets;
+        uint64_t count, sum_usec;
+} HistogramInfo;
+
+/* One entry of the RecentActions property. */
+typedef struct ActionInfo {
+        uint64_t realtime_usec, latency_usec;
+        const char *unit, *level, *action, *signal, *result;
+        uint32_t pid;
+        int simulated;
+} ActionInfo;
 
 typedef struct Status {
         char *level, *source, *version;
         uint32_t index, subscribers;
-        uint64_t last_change_usec, count[_LEVEL_MAX], kills, signals, simulations;
+        uint64_t last_change_usec, count[_LEVEL_MAX], kills, signals, signals_suppressed, simulations;
         uint64_t subscriber_drops, signal_drops;
-        int dry_run;
+        int dry_run, simulated;
         char **policies;
         ScopeInfo scopes[MANAGER_SCOPES_MAX];
         size_t n_scopes;
-        sd_bus_message *scopes_reply;   /* owns the scope strings */
+        HistogramInfo histograms[HISTOGRAMS_MAX];
+        size_t n_histograms;
+        ActionInfo actions[ACTIONS_MAX];
+        size_t n_actions;
+        /* The replies own the strings above. */
+        sd_bus_message *scopes_reply, *simulations_reply, *latencies_reply, *actions_reply;
 } Status;
 
 static void status_done(Status *s) {
@@ -128,6 +194,9 @@ static void status_done(Status *s) {
                 free(*p);
         free(s->policies);
         sd_bus_message_unref(s->scopes_reply);
+        sd_bus_message_unref(s->simulations_reply);
+        sd_bus_message_unref(s->latencies_reply);
+        sd_bus_message_unref(s->actions_reply);
 }
 
 static int read_scopes(sd_bus *bus, Status *s, sd_bus_error *e) {
@@ -148,6 +217,105 @@ static int read_scopes(sd_bus *bus, Status *s, sd_bus_error *e) {
                 if (r <= 0)
                         break;
                 s->n_scopes++;
+        }
+        return r < 0 ? r : 0;
+}
+
+/* A property this daemon does not have (an older version): left at zero. */
+static int tolerate_unknown(int r, sd_bus_error *e) {
+        if (r < 0 && sd_bus_error_has_name(e, SD_BUS_ERROR_UNKNOWN_PROPERTY)) {
+                sd_bus_error_free(e);
+                return 0;
+        }
+        return r;
+}
+
+static int read_scope_simulations(sd_bus *bus, Status *s, sd_bus_error *e) {
+        const char *name;
+        int r, simulated;
+        uint64_t c[_LEVEL_MAX];
+
+        r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "ScopeSimulations", e,
+                                &s->simulations_reply, "a(sbtttt)");
+        if (r < 0)
+                return tolerate_unknown(r, e);
+        r = sd_bus_message_enter_container(s->simulations_reply, 'a', "(sbtttt)");
+        while (r >= 0) {
+                r = sd_bus_message_read(s->simulations_reply, "(sbtttt)", &name, &simulated, &c[LEVEL_NONE],
+                                        &c[LEVEL_LOW], &c[LEVEL_MEDIUM], &c[LEVEL_OOM]);
+                if (r <= 0)
+                        break;
+                for (size_t i = 0; i < s->n_scopes; i++)
+                        if (streq(s->scopes[i].name, name)) {
+                                s->scopes[i].simulated = simulated;
+                                memcpy(s->scopes[i].simulated_count, c, sizeof(c));
+                        }
+        }
+        return r < 0 ? r : 0;
+}
+
+static int read_histogram(sd_bus_message *m, HistogramInfo *h) {
+        uint64_t le, cum;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'r', "sba(tt)tt");
+        if (r <= 0)
+                return r;
+        r = sd_bus_message_read(m, "sb", &h->stage, &h->simulated);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(m, 'a', "(tt)");
+        while (r >= 0) {
+                r = sd_bus_message_read(m, "(tt)", &le, &cum);
+                if (r <= 0)
+                        break;
+                if (h->n_buckets < HISTOGRAM_BUCKETS_MAX) {
+                        h->le_usec[h->n_buckets] = le;
+                        h->cumulative[h->n_buckets++] = cum;
+                }
+        }
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        if (r >= 0)
+                r = sd_bus_message_read(m, "tt", &h->count, &h->sum_usec);
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        return r < 0 ? r : 1;
+}
+
+static int read_latencies(sd_bus *bus, Status *s, sd_bus_error *e) {
+        int r;
+
+        r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Latencies", e, &s->latencies_reply,
+                                "a(sba(tt)tt)");
+        if (r < 0)
+                return tolerate_unknown(r, e);
+        r = sd_bus_message_enter_container(s->latencies_reply, 'a', "(sba(tt)tt)");
+        while (r >= 0 && s->n_histograms < HISTOGRAMS_MAX) {
+                r = read_histogram(s->latencies_reply, &s->histograms[s->n_histograms]);
+                if (r <= 0)
+                        break;
+                s->n_histograms++;
+        }
+        return r < 0 ? r : 0;
+}
+
+static int read_actions(sd_bus *bus, Status *s, sd_bus_error *e) {
+        sd_bus_message *m;
+        int r;
+
+        r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "RecentActions", e, &s->actions_reply,
+                                "a(tssssusbt)");
+        if (r < 0)
+                return tolerate_unknown(r, e);
+        m = s->actions_reply;
+        r = sd_bus_message_enter_container(m, 'a', "(tssssusbt)");
+        while (r >= 0 && s->n_actions < ACTIONS_MAX) {
+                ActionInfo *a = &s->actions[s->n_actions];
+                r = sd_bus_message_read(m, "(tssssusbt)", &a->realtime_usec, &a->unit, &a->level, &a->action,
+                                        &a->signal, &a->pid, &a->result, &a->simulated, &a->latency_usec);
+                if (r <= 0)
+                        break;
+                s->n_actions++;
         }
         return r < 0 ? r : 0;
 }
@@ -174,6 +342,8 @@ static int status_read(sd_bus *bus, Status *s, sd_bus_error *e) {
         if (r >= 0)
                 r = get_trivial(bus, "Signals", 't', &s->signals, e);
         if (r >= 0)
+                r = get_trivial(bus, "SignalsSuppressed", 't', &s->signals_suppressed, e);
+        if (r >= 0)
                 r = get_trivial(bus, "Simulations", 't', &s->simulations, e);
         if (r >= 0)
                 r = get_trivial(bus, "SubscriberDrops", 't', &s->subscriber_drops, e);
@@ -185,6 +355,14 @@ static int status_read(sd_bus *bus, Status *s, sd_bus_error *e) {
                 r = sd_bus_get_property_strv(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Policies", e, &s->policies);
         if (r >= 0)
                 r = read_scopes(bus, s, e);
+        if (r >= 0)
+                r = tolerate_unknown(get_trivial(bus, "Simulated", 'b', &s->simulated, e), e);
+        if (r >= 0)
+                r = read_scope_simulations(bus, s, e);
+        if (r >= 0)
+                r = read_latencies(bus, s, e);
+        if (r >= 0)
+                r = read_actions(bus, s, e);
         return r;
 }
 
@@ -195,9 +373,55 @@ static size_t strv_length(char **l) {
         return n;
 }
 
+static void counts_json(const uint64_t c[static _LEVEL_MAX]) {
+        printf("{\"normal\":%" PRIu64 ",\"low\":%" PRIu64 ",\"medium\":%" PRIu64 ",\"oom\":%" PRIu64 "}",
+               c[LEVEL_NONE], c[LEVEL_LOW], c[LEVEL_MEDIUM], c[LEVEL_OOM]);
+}
+
+static void actions_print_json(const Status *s) {
+        printf(",\"recent_actions\":[");
+        for (size_t i = 0; i < s->n_actions; i++) {
+                const ActionInfo *a = &s->actions[i];
+                printf("%s{\"time_usec\":%" PRIu64 ",\"unit\":", i ? "," : "", a->realtime_usec);
+                json_string(stdout, a->unit);
+                printf(",\"level\":");
+                json_string(stdout, a->level);
+                printf(",\"action\":");
+                json_string(stdout, a->action);
+                printf(",\"signal\":");
+                json_string(stdout, a->signal);
+                printf(",\"pid\":%" PRIu32 ",\"result\":", a->pid);
+                json_string(stdout, a->result);
+                printf(",\"simulated\":%s,\"latency_usec\":%" PRIu64 "}", a->simulated ? "true" : "false",
+                       a->latency_usec);
+        }
+        printf("]");
+}
+
+static void latencies_print_json(const Status *s) {
+        printf(",\"latency\":[");
+        for (size_t i = 0; i < s->n_histograms; i++) {
+                const HistogramInfo *h = &s->histograms[i];
+                printf("%s{\"stage\":", i ? "," : "");
+                json_string(stdout, h->stage);
+                printf(",\"simulated\":%s,\"buckets\":[", h->simulated ? "true" : "false");
+                for (size_t b = 0; b < h->n_buckets; b++) {
+                        printf("%s{\"le_usec\":", b ? "," : "");
+                        if (h->le_usec[b] == UINT64_MAX)
+                                printf("null");         /* +Inf */
+                        else
+                                printf("%" PRIu64, h->le_usec[b]);
+                        printf(",\"count\":%" PRIu64 "}", h->cumulative[b]);
+                }
+                printf("],\"count\":%" PRIu64 ",\"sum_usec\":%" PRIu64 "}", h->count, h->sum_usec);
+        }
+        printf("]");
+}
+
 static void status_print_json(const Status *s) {
         printf("{\"level\":");
         json_string(stdout, s->level);
+        printf(",\"simulated\":%s", s->simulated ? "true" : "false");
         printf(",\"index\":%" PRIu32 ",\"source\":", s->index);
         json_string(stdout, s->source);
         printf(",\"last_change_usec\":%" PRIu64 ",\"counts\":{\"normal\":%" PRIu64 ",\"low\":%" PRIu64
@@ -214,31 +438,90 @@ static void status_print_json(const Status *s) {
                 json_string(stdout, c->level);
                 printf(",\"source\":");
                 json_string(stdout, c->source);
-                printf(",\"counts\":{\"normal\":%" PRIu64 ",\"low\":%" PRIu64 ",\"medium\":%" PRIu64
-                       ",\"oom\":%" PRIu64 "}}", c->count[LEVEL_NONE], c->count[LEVEL_LOW],
-                       c->count[LEVEL_MEDIUM], c->count[LEVEL_OOM]);
+                printf(",\"counts\":");
+                counts_json(c->count);
+                printf(",\"simulated\":%s,\"simulated_counts\":", c->simulated ? "true" : "false");
+                counts_json(c->simulated_count);
+                printf("}");
         }
-        printf("],\"kills\":%" PRIu64 ",\"signals\":%" PRIu64 ",\"simulations\":%" PRIu64
-               ",\"subscribers\":%" PRIu32 ",\"subscriber_drops\":%" PRIu64 ",\"signal_drops\":%" PRIu64
-               ",\"policies\":[", s->kills, s->signals, s->simulations, s->subscribers, s->subscriber_drops,
-               s->signal_drops);
+        printf("],\"kills\":%" PRIu64 ",\"signals\":%" PRIu64 ",\"signals_suppressed\":%" PRIu64
+               ",\"simulations\":%" PRIu64 ",\"subscribers\":%" PRIu32 ",\"subscriber_drops\":%" PRIu64
+               ",\"signal_drops\":%" PRIu64 ",\"policies\":[", s->kills, s->signals, s->signals_suppressed,
+               s->simulations, s->subscribers, s->subscriber_drops, s->signal_drops);
         for (size_t i = 0; s->policies && s->policies[i]; i++) {
                 if (i)
                         putchar(',');
                 json_string(stdout, s->policies[i]);
         }
-        printf("],\"dry_run\":%s,\"version\":", s->dry_run ? "true" : "false");
+        printf("]");
+        actions_print_json(s);
+        latencies_print_json(s);
+        printf(",\"dry_run\":%s,\"version\":", s->dry_run ? "true" : "false");
         json_string(stdout, s->version);
         printf("}\n");
 }
 
+/* "announce 14 (avg 85us), signal 2 (avg 1.2ms), kill 0": real pressure on
+ * the first line, Simulate() on the second when there was any. */
+static void latency_print_summary(const Status *s) {
+        for (int sim = 0; sim < 2; sim++) {
+                uint64_t total = 0;
+                bool any = false;
+
+                for (size_t i = 0; i < s->n_histograms; i++)
+                        if (!!s->histograms[i].simulated == sim)
+                                total += s->histograms[i].count;
+                if (sim && total == 0)
+                        break;
+                printf(sim ? "              " : "     Latency: ");
+                for (size_t i = 0; i < s->n_histograms; i++) {
+                        const HistogramInfo *h = &s->histograms[i];
+                        char t[32];
+
+                        if (!!h->simulated != sim)
+                                continue;
+                        printf("%s%s %" PRIu64, any ? ", " : "", h->stage, h->count);
+                        if (h->count > 0)
+                                printf(" (avg %s)", format_timespan(t, sizeof(t), h->sum_usec / h->count));
+                        any = true;
+                }
+                printf("%s\n", !any ? "n/a" : sim ? " (simulated)" : "");
+        }
+}
+
+/* A table like systemd's tools; "-" for what does not apply. */
+static void actions_print(const Status *s) {
+        if (s->n_actions == 0) {
+                printf("\nNo recent actions.\n");
+                return;
+        }
+        printf("\nRecent actions (last %zu, oldest first):\n", s->n_actions);
+        printf("%-27s %-28s %-6s %-12s %-8s %7s %-8s %8s  %s\n", "TIME", "UNIT", "LEVEL", "ACTION", "SIGNAL",
+               "PID", "RESULT", "LATENCY", "SIMULATED");
+        for (size_t i = 0; i < s->n_actions; i++) {
+                const ActionInfo *a = &s->actions[i];
+                char ts[64], lat[32], pid[16];
+
+                if (a->pid > 0)
+                        (void) snprintf(pid, sizeof(pid), "%" PRIu32, a->pid);
+                else
+                        (void) snprintf(pid, sizeof(pid), "-");
+                printf("%-27s %-28s %-6s %-12s %-8s %7s %-8s %8s  %s\n",
+                       format_timestamp(ts, sizeof(ts), a->realtime_usec), a->unit, a->level, a->action, a->signal,
+                       pid, a->result, a->latency_usec ? format_timespan(lat, sizeof(lat), a->latency_usec) : "-",
+                       a->simulated ? "yes" : "no");
+        }
+}
+
 static void status_print(const Status *s) {
-        printf("       Level: %s (index %" PRIu32 ")\n", s->level, s->index);
+        printf("       Level: %s (index %" PRIu32 ")%s\n", s->level, s->index,
+               s->simulated ? ", simulated" : "");
         printf("      Source: %s\n", s->source);
         printf("      Counts: normal %" PRIu64 ", low %" PRIu64 ", medium %" PRIu64 ", oom %" PRIu64 "\n",
                s->count[LEVEL_NONE], s->count[LEVEL_LOW], s->count[LEVEL_MEDIUM], s->count[LEVEL_OOM]);
-        printf("     Actions: %" PRIu64 " signals, %" PRIu64 " kills, %" PRIu64 " simulations\n",
-               s->signals, s->kills, s->simulations);
+        printf("     Actions: %" PRIu64 " signals (%" PRIu64 " held back), %" PRIu64 " kills, %" PRIu64
+               " simulations\n", s->signals, s->signals_suppressed, s->kills, s->simulations);
+        latency_print_summary(s);
         printf(" Subscribers: %" PRIu32 " (%" PRIu64 " records dropped, %" PRIu64 " signals dropped)\n",
                s->subscribers, s->subscriber_drops, s->signal_drops);
         printf("    Policies: %zu loaded\n", strv_length(s->policies));
@@ -246,14 +529,15 @@ static void status_print(const Status *s) {
                 printf("              %s\n", s->policies[i]);
         printf("      DryRun: %s\n", s->dry_run ? "yes" : "no");
         printf("     Version: %s\n", s->version);
-        printf("\n%-24s %-8s %-10s %8s %8s %8s %8s  %s\n", "SCOPE", "LEVEL", "SOURCE", "NORMAL", "LOW", "MEDIUM",
-               "OOM", "CGROUP");
+        printf("\n%-24s %-8s %-10s %8s %8s %8s %8s %-9s  %s\n", "SCOPE", "LEVEL", "SOURCE", "NORMAL", "LOW",
+               "MEDIUM", "OOM", "SIMULATED", "CGROUP");
         for (size_t i = 0; i < s->n_scopes; i++) {
                 const ScopeInfo *c = &s->scopes[i];
-                printf("%-24s %-8s %-10s %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 "  %s\n", c->name,
+                printf("%-24s %-8s %-10s %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %-9s  %s\n", c->name,
                        c->level, c->source, c->count[LEVEL_NONE], c->count[LEVEL_LOW], c->count[LEVEL_MEDIUM],
-                       c->count[LEVEL_OOM], c->cgroup[0] ? c->cgroup : "/");
+                       c->count[LEVEL_OOM], c->simulated ? "yes" : "no", c->cgroup[0] ? c->cgroup : "/");
         }
+        actions_print(s);
 }
 
 /* Connects, reads every property status and metrics show, and hangs up.
@@ -301,6 +585,31 @@ static void metric_simple(const char *name, const char *type, const char *help, 
         printf("%s %" PRIu64 "\n", name, v);
 }
 
+/* One histogram family, a series per stage and simulated: announce is the
+ * kernel's notification → the announcement out; signal and kill are the
+ * announcement → the action done. */
+static void metrics_latency(const Status *s) {
+        char num[64];
+
+        metric_header("vmpressured_latency_seconds", "histogram",
+                      "Latency measured by the daemon: stage=announce from the kernel's notification to the "
+                      "level announced, stage=signal|kill from the announcement to the action done.");
+        for (size_t i = 0; i < s->n_histograms; i++) {
+                const HistogramInfo *h = &s->histograms[i];
+                char labels[128];
+
+                (void) snprintf(labels, sizeof(labels), "stage=\"%s\",simulated=\"%d\"", h->stage,
+                                h->simulated ? 1 : 0);
+                for (size_t b = 0; b < h->n_buckets; b++)
+                        printf("vmpressured_latency_seconds_bucket{%s,le=\"%s\"} %" PRIu64 "\n", labels,
+                               h->le_usec[b] == UINT64_MAX ? "+Inf" : format_seconds(num, sizeof(num), h->le_usec[b]),
+                               h->cumulative[b]);
+                printf("vmpressured_latency_seconds_sum{%s} %s\n", labels,
+                       format_seconds(num, sizeof(num), h->sum_usec));
+                printf("vmpressured_latency_seconds_count{%s} %" PRIu64 "\n", labels, h->count);
+        }
+}
+
 static int verb_metrics(int argc, char **argv) {
         Status s = {};
         int ret;
@@ -326,8 +635,26 @@ static int verb_metrics(int argc, char **argv) {
                 prom_label(stdout, s.scopes[i].source);
                 printf("\"} %d\n", l < 0 ? -1 : (int) l);
         }
+        metric_header("vmpressured_simulated_level_events_total", "counter",
+                      "The part of vmpressured_level_events_total announced during a Simulate() of the scope.");
+        for (size_t i = 0; i < s.n_scopes; i++)
+                for (Level l = 0; l < _LEVEL_MAX; l++) {
+                        printf("vmpressured_simulated_level_events_total{scope=\"");
+                        prom_label(stdout, s.scopes[i].name);
+                        printf("\",level=\"%s\"} %" PRIu64 "\n", level_metric[l], s.scopes[i].simulated_count[l]);
+                }
+        metric_header("vmpressured_simulated", "gauge",
+                      "1 while a scope's announcements come from a Simulate() (until it is back to normal).");
+        for (size_t i = 0; i < s.n_scopes; i++) {
+                printf("vmpressured_simulated{scope=\"");
+                prom_label(stdout, s.scopes[i].name);
+                printf("\"} %d\n", s.scopes[i].simulated ? 1 : 0);
+        }
+        metrics_latency(&s);
         metric_simple("vmpressured_kills_total", "counter", "Processes killed by policies.", s.kills);
         metric_simple("vmpressured_signals_total", "counter", "Signals sent by policies.", s.signals);
+        metric_simple("vmpressured_signals_suppressed_total", "counter",
+                      "Signals held back by a policy's SignalIntervalSec=.", s.signals_suppressed);
         metric_simple("vmpressured_simulations_total", "counter", "Simulate() calls.", s.simulations);
         metric_simple("vmpressured_subscribers", "gauge", "Subscribe() descriptors open.", s.subscribers);
         metric_simple("vmpressured_subscriber_drops_total", "counter",
@@ -461,14 +788,45 @@ static int print_killed(sd_bus_message *m) {
         return 0;
 }
 
+/* Simulated(s scope, s level) comes right before the level signal it marks,
+ * from the same sender, so one slot is enough: the next level signal of
+ * that scope and level is simulated. */
+static struct {
+        char scope[256];
+        Level level;
+        bool set;
+} pending_simulated;
+
+static void note_simulated(sd_bus_message *m) {
+        const char *scope, *level;
+
+        if (sd_bus_message_read(m, "ss", &scope, &level) < 0)
+                return;
+        (void) snprintf(pending_simulated.scope, sizeof(pending_simulated.scope), "%s", scope);
+        pending_simulated.level = level_from_string(level);
+        pending_simulated.set = true;
+}
+
+static bool take_simulated(const char *scope, Level l) {
+        bool match = pending_simulated.set && pending_simulated.level == l && streq(pending_simulated.scope, scope);
+
+        pending_simulated.set = false;
+        return match;
+}
+
 static int on_signal_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         const char *member = sd_bus_message_get_member(m), *scope;
         uint32_t index = 0;
+        bool simulated;
         Level l;
         int r;
 
         if (!member)
                 return 0;
+        if (streq(member, "Simulated")) {
+                note_simulated(m);
+                return 0;
+        }
         if (streq(member, "Killed")) {
                 if (print_killed(m) < 0)
                         fprintf(stderr, "vmpressurectl: malformed Killed signal, ignoring.\n");
@@ -477,11 +835,12 @@ static int on_signal_message(sd_bus_message *m, void *userdata, sd_bus_error *re
         l = signal_level(member);
         if (l < 0)
                 return 0;
-        /* The seed's threshold semantics: at or above it; Normal only without one. */
-        if (arg_threshold && (l == LEVEL_NONE || l < monitor_threshold))
-                return 0;
         r = l == LEVEL_NONE ? sd_bus_message_read(m, "s", &scope) : sd_bus_message_read(m, "su", &scope, &index);
         if (r < 0)
+                return 0;
+        simulated = take_simulated(scope, l);
+        /* The seed's threshold semantics: at or above it; Normal only without one. */
+        if (arg_threshold && (l == LEVEL_NONE || l < monitor_threshold))
                 return 0;
         if (arg_json) {
                 printf("{\"signal\":");
@@ -490,11 +849,11 @@ static int on_signal_message(sd_bus_message *m, void *userdata, sd_bus_error *re
                 json_string(stdout, scope);
                 if (l != LEVEL_NONE)
                         printf(",\"index\":%" PRIu32, index);
-                printf("}\n");
+                printf(",\"simulated\":%s}\n", simulated ? "true" : "false");
         } else if (l == LEVEL_NONE)
-                printf("%-7s scope=%s\n", member, scope);
+                printf("%-7s scope=%s%s\n", member, scope, simulated ? " simulated=yes" : "");
         else
-                printf("%-7s scope=%s index=%" PRIu32 "\n", member, scope, index);
+                printf("%-7s scope=%s index=%" PRIu32 "%s\n", member, scope, index, simulated ? " simulated=yes" : "");
         return 0;
 }
 
@@ -647,12 +1006,12 @@ static void help(void) {
         printf("vmpressurectl [OPTIONS...] COMMAND ...\n\n"
                "Show and test vmpressured, the low-memory responder.\n\n"
                "Commands:\n"
-               "  status                 Level, source, scopes, counters, policies\n"
+               "  status                 Level, source, scopes, counters, recent actions, policies\n"
                "  monitor                Print level changes and kills as they happen\n"
                "  policies               List the policy files in force\n"
                "  check FILE...          Validate policy files (errors as file:line)\n"
                "  simulate LEVEL         Inject a level (low, medium, oom); root only\n"
-               "  metrics                Counters in the Prometheus text format\n\n"
+               "  metrics                Counters and latency histograms (Prometheus text format)\n\n"
                "Options:\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n"

@@ -125,9 +125,3 @@ usec_t kill_pacer_next_usec(const KillPacer *p);
  * asynchronous: returns 0 once queued, the reply's error (if any) is logged.
  * Negative errno when it could not be queued. */
 int systemd_kill_unit(sd_bus *bus, const char *unit, SignalTarget target, int sig);
-
-/* The unit's ControlGroup property ("/system.slice/foo.service"), through
- * GetUnit (a unit that is not loaded: -ENOENT). Synchronous: for start-up
- * and reload, not the OOM path. 0, -ENOENT, -ENODATA (no cgroup: the unit
- * is not running), -ENOBUFS, other negative errno. */
-int systemd_unit_cgroup(sd_bus *bus, const char *unit, char *buf, size_t size);

@@ -155,7 +155,9 @@ static int property_get_actions(sd_bus *bus, const char *path, const char *inter
         uint64_t v = 0;
 
         if (b->responder)
-                v = streq(property, "Kills") ? b->responder->n_kills : b->responder->n_signals;
+                v = streq(property, "Kills") ? b->responder->n_kills :
+                    streq(property, "SignalsSuppressed") ? b->responder->signal_limit.suppressed :
+                    b->responder->n_signals;
         return sd_bus_message_append(reply, "t", v);
 }
 
@@ -167,6 +169,98 @@ static int property_get_simulations(sd_bus *bus, const char *path, const char *i
         for (size_t i = 0; i < b->manager->n_scopes; i++)
                 v += b->manager->scopes[i]->simulated_count;
         return sd_bus_message_append(reply, "t", v);
+}
+
+/* The scope's level comes from Simulate(). False from the Normal that ends
+ * the simulation on (that Normal's signal is still marked Simulated), so the
+ * PropertiesChanged sent with it says false and nothing stays stale. */
+static bool scope_simulated_now(const Scope *s) {
+        return s && s->simulated && s->engine.current != LEVEL_NONE;
+}
+
+static int property_get_simulated(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "b", (int) scope_simulated_now(system_scope(userdata)));
+}
+
+/* Every scope: (name, in a simulation now, its simulated announcements at
+ * normal, low, medium, oom): the part of Scopes' counts that Simulate() made. */
+static int property_get_scope_simulations(sd_bus *bus, const char *path, const char *interface,
+                                          const char *property, sd_bus_message *reply, void *userdata,
+                                          sd_bus_error *error) {
+        Manager *m = ((Bus *) userdata)->manager;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(sbtttt)");
+        for (size_t i = 0; r >= 0 && i < m->n_scopes; i++) {
+                const Scope *s = m->scopes[i];
+                r = sd_bus_message_append(reply, "(sbtttt)", s->name, (int) scope_simulated_now(s),
+                                          s->simulated_announced[LEVEL_NONE], s->simulated_announced[LEVEL_LOW],
+                                          s->simulated_announced[LEVEL_MEDIUM], s->simulated_announced[LEVEL_OOM]);
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
+static int append_histogram(sd_bus_message *reply, LatencyStage stage, bool simulated, const LatencyHistogram *h) {
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'r', "sba(tt)tt");
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "sb", latency_stage_to_string(stage), (int) simulated);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(tt)");
+        for (size_t i = 0; r >= 0 && i < LATENCY_BUCKETS; i++)
+                r = sd_bus_message_append(reply, "(tt)", (uint64_t) latency_bucket_bound(i),
+                                          latency_histogram_cumulative(h, i));
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "tt", h->count, h->sum_usec);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
+/* (stage, simulated, [(le_usec, cumulative count)], count, sum_usec) per
+ * stage and kind; the last bucket's le is UINT64_MAX, +Inf. */
+static int property_get_latencies(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const LatencyStats *st = &((Bus *) userdata)->manager->latency;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(sba(tt)tt)");
+        for (LatencyStage stage = 0; r >= 0 && stage < _LATENCY_STAGE_MAX; stage++)
+                for (int sim = 0; r >= 0 && sim < 2; sim++)
+                        r = append_histogram(reply, stage, sim, &st->h[stage][sim]);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
+/* The recent actions, oldest first: (realtime_usec, unit, level, action,
+ * signal, pid, result, simulated, latency_usec). */
+static int property_get_recent_actions(sd_bus *bus, const char *path, const char *interface,
+                                       const char *property, sd_bus_message *reply, void *userdata,
+                                       sd_bus_error *error) {
+        const RecentActions *ra = &((Bus *) userdata)->manager->recent_actions;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(tssssusbt)");
+        for (size_t i = 0; r >= 0 && i < recent_actions_size(ra); i++) {
+                const RecentAction *a = recent_actions_get(ra, i);
+                const char *result = a->result >= 0 ? "ok" : strerrorname_np(-a->result);
+
+                r = sd_bus_message_append(reply, "(tssssusbt)", (uint64_t) a->realtime_usec, a->unit,
+                                          level_to_string(a->level) ?: "none",
+                                          recent_action_kind_to_string(a->kind) ?: "unknown",
+                                          signal_to_string(a->signo) ?: "unknown", (uint32_t) a->pid,
+                                          result ?: "error", (int) a->simulated, (uint64_t) a->latency_usec);
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
 }
 
 /* ---- methods -------------------------------------------------------------- */
@@ -230,7 +324,9 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return r;
 
         r = manager_reload(b->manager);
-        if (r == -ENOENT || r == -EOPNOTSUPP)
+        /* Only a daemon without a loader; a configuration file that has gone
+         * (-ENOENT) is a configuration error like any other. */
+        if (r == -EOPNOTSUPP)
                 return sd_bus_error_set(error, SD_BUS_ERROR_NOT_SUPPORTED,
                                         "This daemon has no configuration file to reload from.");
         if (r < 0)
@@ -349,7 +445,12 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Scopes", "a(sssstttt)", property_get_scopes, 0, 0),
         SD_BUS_PROPERTY("Kills", "t", property_get_actions, 0, 0),
         SD_BUS_PROPERTY("Signals", "t", property_get_actions, 0, 0),
+        SD_BUS_PROPERTY("SignalsSuppressed", "t", property_get_actions, 0, 0),
         SD_BUS_PROPERTY("Simulations", "t", property_get_simulations, 0, 0),
+        SD_BUS_PROPERTY("Simulated", "b", property_get_simulated, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("ScopeSimulations", "a(sbtttt)", property_get_scope_simulations, 0, 0),
+        SD_BUS_PROPERTY("Latencies", "a(sba(tt)tt)", property_get_latencies, 0, 0),
+        SD_BUS_PROPERTY("RecentActions", "a(tssssusbt)", property_get_recent_actions, 0, 0),
 
         SD_BUS_METHOD_WITH_ARGS("ListPolicies", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sss)", policies),
                                 method_list_policies, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -366,6 +467,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_SIGNAL_WITH_ARGS("Medium", SD_BUS_ARGS("s", scope, "u", index), 0),
         SD_BUS_SIGNAL_WITH_ARGS("OOM", SD_BUS_ARGS("s", scope, "u", index), 0),
         SD_BUS_SIGNAL_WITH_ARGS("Normal", SD_BUS_ARGS("s", scope), 0),
+        /* Right before a Low, Medium, OOM or Normal signal of a simulated announcement. */
+        SD_BUS_SIGNAL_WITH_ARGS("Simulated", SD_BUS_ARGS("s", scope, "s", level), 0),
         SD_BUS_SIGNAL_WITH_ARGS("Killed", SD_BUS_ARGS("s", unit, "u", pid, "s", comm, "t", rss_bytes,
                                                       "s", reason), 0),
         SD_BUS_VTABLE_END
@@ -419,6 +522,15 @@ static void emit_level(Bus *b, const Scope *s, const LevelEvent *ev) {
 
         if (!bus_has_room(b))
                 return;
+        /* The level signals keep their signature (the contract); a simulated
+         * one is announced by this signal just before it, in order on the
+         * same connection. */
+        if (s->simulated) {
+                r = sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "Simulated", "ss", s->name,
+                                       level_to_string(ev->level));
+                if (r < 0)
+                        log_debug_errno(r, "Cannot send the Simulated signal, ignoring: %m");
+        }
         if (ev->level == LEVEL_NONE)
                 r = sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "Normal", "s", s->name);
         else
@@ -430,7 +542,7 @@ static void emit_level(Bus *b, const Scope *s, const LevelEvent *ev) {
 
 static void emit_system_extras(Bus *b, const LevelEvent *ev) {
         char *changed[] = { (char *) "Level", (char *) "Index", (char *) "LastChangeUSec",
-                            (char *) level_count_property[ev->level], NULL };
+                            (char *) level_count_property[ev->level], (char *) "Simulated", NULL };
         int r;
 
         if (bus_has_room(b)) {
@@ -457,11 +569,18 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
 
         if (is_system)
                 (void) subscriber_set_deliver(b->subscribers, ev->level);
-        if (!b->bus)
-                return;
-        emit_level(b, s, ev);
-        if (is_system)
-                emit_system_extras(b, ev);
+        if (b->bus) {
+                emit_level(b, s, ev);
+                if (is_system)
+                        emit_system_extras(b, ev);
+        }
+        /* The kernel's notification → out to subscribers and the bus. A drop
+         * to Normal comes from a timer, not from the kernel: not measured. */
+        if (ev->level != LEVEL_NONE) {
+                usec_t now = source_now_usec();
+                latency_record(&m->latency, LATENCY_ANNOUNCE, s->simulated,
+                               now > ev->timestamp_usec ? now - ev->timestamp_usec : 0);
+        }
 }
 
 sd_bus *bus_get_connection(Bus *b) {

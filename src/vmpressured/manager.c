@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <time.h>
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
@@ -51,6 +52,8 @@ static void scope_announce(Scope *s, const LevelEvent *ev, usec_t now_usec) {
         char f_level[32], f_scope[300], f_index[32], f_source[32];
 
         s->announced[ev->level]++;
+        if (s->simulated)
+                s->simulated_announced[ev->level]++;
         if (!ev->repeat)
                 s->last_change_usec = now_usec;
 
@@ -76,10 +79,40 @@ static void scope_announce(Scope *s, const LevelEvent *ev, usec_t now_usec) {
                         notify_status(m);
         }
 
+        m->announcing = s;
+        m->announcing_usec = now_usec;
         for (size_t i = 0; i < m->n_listeners; i++)
                 m->listeners[i].handler(m, s, ev, m->listeners[i].userdata);
+        m->announcing = NULL;
         if (ev->level == LEVEL_NONE)
                 s->simulated = false;   /* the simulation is over */
+}
+
+void manager_record_action(Manager *m, const char *unit, Level level, bool kill, int signo, pid_t pid,
+                           int result) {
+        const Scope *s = m->announcing;
+        bool dry_run = m->config.dry_run;
+        usec_t now = source_now_usec();
+        struct timespec ts = {};
+        RecentAction a = {
+                .level = level,
+                .kind = kill ? (dry_run ? RECENT_ACTION_WOULD_KILL : RECENT_ACTION_KILL)
+                             : (dry_run ? RECENT_ACTION_WOULD_SIGNAL : RECENT_ACTION_SIGNAL),
+                .signo = signo,
+                .pid = pid,
+                .result = result,
+                .simulated = s && s->simulated,
+                .latency_usec = s && now > m->announcing_usec ? now - m->announcing_usec : 0,
+        };
+
+        (void) clock_gettime(CLOCK_REALTIME, &ts);
+        a.realtime_usec = (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
+        (void) snprintf(a.unit, sizeof(a.unit), "%s", unit ?: "");
+        recent_actions_push(&m->recent_actions, &a);
+        /* Only what was done, and only inside an announcement: the latency
+         * has a start then. A dry run's would-kill is not a kill. */
+        if (s && !dry_run && result >= 0)
+                latency_record(&m->latency, kill ? LATENCY_KILL : LATENCY_SIGNAL, a.simulated, a.latency_usec);
 }
 
 /* Under pressure everything that polls polls faster; back to slow at NONE. */

@@ -10,7 +10,9 @@
 #include <systemd/sd-event.h>
 
 #include "conf.h"
+#include "latency.h"
 #include "level.h"
+#include "recent-actions.h"
 #include "source.h"
 
 #define MANAGER_SCOPES_MAX (1 + CONFIG_WATCH_MAX)
@@ -39,6 +41,7 @@ typedef struct Scope {
          * apart once the engine merged it. */
         bool simulated;
         uint64_t simulated_count;       /* Simulate() calls on this scope */
+        uint64_t simulated_announced[_LEVEL_MAX]; /* the part of announced[] marked simulated */
         /* Reads of /proc/meminfo or memory.* for headroom land here: nothing is
          * allocated between the kernel's notification and the announcement. */
         char buf[8192];
@@ -75,6 +78,12 @@ struct Manager {
         void *config_loader_userdata;
         manager_reload_hook_t reload_hook;
         void *reload_hook_userdata;
+        /* While the listeners of an announcement run: its scope and when it
+         * was decided (CLOCK_MONOTONIC), for the actions' records. */
+        const Scope *announcing;
+        usec_t announcing_usec;
+        LatencyStats latency;           /* preallocated: recording is a few adds */
+        RecentActions recent_actions;
 };
 
 int manager_new(const Config *config, bool print_events, Manager **ret);
@@ -112,6 +121,14 @@ int manager_watch(Manager *m, const char *cgroup, Scope **ret);
 void manager_set_reload_hook(Manager *m, manager_reload_hook_t hook, void *userdata);
 /* Runs the reload hook; diag may be NULL (SIGHUP: problems are only logged). */
 int manager_reload_hooks(Manager *m, Diagnostics *diag);
+
+/* For the responder, where it signals or kills: one entry in the recent
+ * actions (marked simulated when the announcement being acted on is) and,
+ * for what was done (result >= 0, not a dry run), the latency from the
+ * announcement into the signal or kill histogram. result: what the action
+ * returned (>= 0 done, negative errno). No allocation. */
+void manager_record_action(Manager *m, const char *unit, Level level, bool kill, int signo, pid_t pid,
+                           int result);
 
 /* One line on stdout for --print-events; nothing otherwise. No allocation. */
 void manager_print(Manager *m, const char *fmt, ...) _printf_(2, 3);

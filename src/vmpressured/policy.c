@@ -241,6 +241,16 @@ static int parse_description(PolicyParse *p, const char *key, const char *value,
         return 0;
 }
 
+static int parse_signal_interval(PolicyParse *p, const char *key, const char *value, unsigned line) {
+        usec_t u;
+
+        if (parse_duration(value, USEC_PER_SEC, &u) < 0 || u > POLICY_SIGNAL_INTERVAL_MAX_USEC)
+                return invalid_value(p, key, value, line,
+                                     "must be a duration like 30s, 500ms or 5min, at most 24h; 0 for no limit");
+        p->policy->signal_interval_usec = u;
+        return 0;
+}
+
 /* Signal= is for notifications ("drop your caches"). SIGKILL and SIGSTOP
  * are refused: killing goes through Kill=, which has the rules (never
  * PID 1, largest first, pidfds, a pause), and a stopped unit frees nothing. */
@@ -295,6 +305,7 @@ static int parse_kill_target(PolicyParse *p, const char *key, const char *value,
 static const PolicyKey policy_keys[] = {
         { "Scope",        parse_scope },
         { "Description",  parse_description },
+        { "SignalIntervalSec", parse_signal_interval },
 };
 
 static const PolicyKey level_keys[] = {
@@ -391,6 +402,7 @@ static void policy_init(Policy *p, const char *unit, bool is_template, const cha
                 .state = POLICY_LOADED,
                 .is_template = is_template,
                 .scope = POLICY_SCOPE_SYSTEM,
+                .signal_interval_usec = POLICY_SIGNAL_INTERVAL_DEFAULT_USEC,
         };
         (void) snprintf(p->unit, sizeof(p->unit), "%s", unit);
         (void) snprintf(p->path, sizeof(p->path), "%s", path);

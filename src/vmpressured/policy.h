@@ -8,7 +8,7 @@
  * One file per unit, "<unit>.policy"; "foo@.service.policy" is a template
  * that covers every instance foo@X.service. Sections:
  *
- *   [Policy]  Scope=system|unit  Description=…
+ *   [Policy]  Scope=system|unit  Description=…  SignalIntervalSec=30s
  *   [Low] [Medium] [OOM]
  *             Signal=SIGUSR1|USR1|10   SignalTarget=main|all
  *   [OOM]     Kill=yes|no              KillTarget=largest|unit
@@ -35,6 +35,17 @@
 #define POLICY_SET_MAX 4096
 
 #define POLICY_SUFFIX ".policy"
+
+/* SignalIntervalSec=: at most one signal per unit and level in this long.
+ * With the engine's defaults MEDIUM holds 2 s (HoldSec=) and LOW 10 s
+ * (QuietSec=), so pressure hovering at a threshold re-announces a level
+ * every 2-10 s; with HoldSec=0 as often as the kernel's events come (about
+ * one per 2 MiB reclaimed under streaming reads, MACHINE.md). A flushed
+ * cache refills at the pace of its misses, far slower than that: a second
+ * flush request within 30 s finds little to free and only costs the
+ * service work while memory is short. 0 turns the limit off. */
+#define POLICY_SIGNAL_INTERVAL_DEFAULT_USEC (30 * USEC_PER_SEC)
+#define POLICY_SIGNAL_INTERVAL_MAX_USEC (24 * 3600 * USEC_PER_SEC)
 
 typedef enum PolicyScope {
         POLICY_SCOPE_SYSTEM,            /* act on the system's level (default) */
@@ -80,6 +91,7 @@ typedef struct Policy {
         bool is_template;
         PolicyScope scope;
         char description[POLICY_DESCRIPTION_MAX];
+        usec_t signal_interval_usec;    /* SignalIntervalSec=: per level; 0: no limit */
         PolicyAction actions[_LEVEL_MAX];       /* [LEVEL_LOW…LEVEL_OOM]; [LEVEL_NONE] unused */
         unsigned n_errors;              /* problems reported for this file */
 } Policy;

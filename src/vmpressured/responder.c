@@ -19,8 +19,9 @@ struct linux_dirent64 {
         char d_name[];
 };
 
-/* Units live below this slice when systemd lays out the tree; user
- * sessions' units are not acted on. */
+/* Without systemd to ask, units are looked for below this slice, where
+ * systemd puts system services by default; user sessions' units are not
+ * acted on. Under systemd, systemd_units says where each unit is. */
 #define UNITS_SLICE "system.slice"
 
 static bool policy_has_actions(const Policy *p) {
@@ -32,14 +33,35 @@ static bool policy_has_actions(const Policy *p) {
         return false;
 }
 
-/* Fills r->units with the units below system.slice that have a policy in
- * force. getdents64 into a buffer of our own: opendir() would allocate.
+/* Under systemd: the units systemd runs that have a policy in force, from
+ * the cache systemd_units keeps (any slice, templates' instances). Copies
+ * names and borrows cgroup paths; nothing is allocated, nothing asked. */
+static int responder_list_cached_units(Responder *r, const UnitCgroupCache *c) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < c->n && n < RESPONDER_UNITS_MAX; i++) {
+                const Policy *p = policy_set_find(r->policies, c->entries[i].unit);
+
+                if (!p || !policy_has_actions(p))
+                        continue;       /* its policy went with a reload; the next refresh drops it */
+                memcpy(r->units[n], c->entries[i].unit, UNIT_NAME_MAX);
+                r->unit_cgroups[n++] = c->entries[i].cgroup;
+        }
+        return (int) n;
+}
+
+/* Fills r->units with the units that have a policy in force: systemd's
+ * cache when there is one, else the units below system.slice.
+ * getdents64 into a buffer of our own: opendir() would allocate.
  * Returns how many, or negative errno. */
 static int responder_list_units(Responder *r) {
+        const UnitCgroupCache *cache = systemd_units_cache(r->systemd_units);
         char path[PATH_MAX + 32];
         _cleanup_(closep) int fd = -EBADF;
         size_t n = 0;
 
+        if (cache)
+                return responder_list_cached_units(r, cache);
         (void) snprintf(path, sizeof(path), "%s/" UNITS_SLICE, r->cgroup_root);
         fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
@@ -66,26 +88,35 @@ static int responder_list_units(Responder *r) {
                                             RESPONDER_UNITS_MAX, d->d_name);
                                 continue;
                         }
+                        r->unit_cgroups[n] = NULL;
                         (void) snprintf(r->units[n++], UNIT_NAME_MAX, "%s", d->d_name);
                 }
         }
         return (int) n;
 }
 
-static int unit_dir(Responder *r, const char *unit, char *buf, size_t size) {
-        return unit_cgroup_dir(r->cgroup_root, unit, buf, size);
+/* The cgroup directory of r->units[i]: systemd's word, else system.slice/<unit>. */
+static int unit_dir(Responder *r, int i, char *buf, size_t size) {
+        int n;
+
+        if (!r->unit_cgroups[i])
+                return unit_cgroup_dir(r->cgroup_root, r->units[i], buf, size);
+        n = snprintf(buf, size, "%s%s", r->cgroup_root, r->unit_cgroups[i]);
+        return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
 }
 
-static void responder_signal(Responder *r, const char *unit, const PolicyAction *a, Level level) {
+static void responder_signal(Responder *r, int i, const PolicyAction *a, Level level) {
+        const char *unit = r->units[i];
         char dir[PATH_MAX];
         int k;
 
-        if (unit_dir(r, unit, dir, sizeof(dir)) < 0)
+        if (unit_dir(r, i, dir, sizeof(dir)) < 0)
                 return;
         /* Under systemd the signal goes through KillUnit, so systemd knows the
          * unit's main process and logs it; the connection may have changed. */
         r->ctx->systemd_bus = r->systemd && r->get_bus ? r->get_bus(r->get_bus_userdata) : NULL;
         k = r->ops->signal_unit(r->ctx, unit, dir, a->signal, a->signal_target);
+        manager_record_action(r->manager, unit, level, false, a->signal, 0, k);
         if (k < 0)
                 manager_print(r->manager, "action unit=%s level=%s signal=%s target=%s result=%s", unit,
                               level_to_string(level), signal_to_string(a->signal),
@@ -99,6 +130,34 @@ static void responder_signal(Responder *r, const char *unit, const PolicyAction 
                                   signal_to_string(a->signal), level_to_string(level));
         else if (k >= 0)
                 r->n_signals++;
+}
+
+/* Whether scope s is the own cgroup of r->units[i]: by path when systemd
+ * said where the unit is (a scope is named after its last component, which
+ * systemd escapes for some unit names), else by name. */
+static bool scope_is_unit(const Responder *r, const Scope *s, int i) {
+        if (r->unit_cgroups[i])
+                return streq(s->cgroup + (s->cgroup[0] == '/'), r->unit_cgroups[i] + 1);
+        return streq(s->name, r->units[i]);
+}
+
+/* SignalIntervalSec=: one signal per unit and level per interval. What is
+ * held back is shown (--print-events, the log at info) and counted. */
+static bool responder_may_signal(Responder *r, const char *unit, const Policy *p, Level level, usec_t now_usec) {
+        usec_t next;
+
+        if (signal_limit_check(&r->signal_limit, unit, level, now_usec, p->signal_interval_usec, &next))
+                return true;
+        manager_print(r->manager, "suppressed unit=%s level=%s signal=%s interval_usec=%" PRIu64
+                      " next_usec=%" PRIu64 " suppressed=%" PRIu64, unit, level_to_string(level),
+                      signal_to_string(p->actions[level].signal), p->signal_interval_usec, next,
+                      signal_limit_suppressed(&r->signal_limit, unit));
+        log_info("%s: not sending %s at %s again within SignalIntervalSec=%" PRIu64 ".%03" PRIu64
+                 "s (%" PRIu64 " held back so far).", unit, signal_to_string(p->actions[level].signal),
+                 level_to_string(level), p->signal_interval_usec / USEC_PER_SEC,
+                 p->signal_interval_usec % USEC_PER_SEC / USEC_PER_MSEC,
+                 signal_limit_suppressed(&r->signal_limit, unit));
+        return false;
 }
 
 /* Signals of every level the pressure passed on the way up: a jump from
@@ -116,9 +175,11 @@ static void responder_signals(Responder *r, const Scope *s, const LevelEvent *ev
 
                         if (p->actions[l].signal == 0)
                                 continue;
-                        if (system ? s != s->manager->scopes[0] : !streq(s->name, r->units[i]))
+                        if (system ? s != s->manager->scopes[0] : !scope_is_unit(r, s, i))
                                 continue;
-                        responder_signal(r, r->units[i], &p->actions[l], l);
+                        if (!responder_may_signal(r, r->units[i], p, l, ev->timestamp_usec))
+                                continue;
+                        responder_signal(r, i, &p->actions[l], l);
                 }
 }
 
@@ -134,9 +195,9 @@ static size_t responder_candidates(Responder *r, const Scope *s, int n_units) {
 
                 if (!p->actions[LEVEL_OOM].kill)
                         continue;
-                if (p->scope == POLICY_SCOPE_SYSTEM ? s != s->manager->scopes[0] : !streq(s->name, r->units[i]))
+                if (p->scope == POLICY_SCOPE_SYSTEM ? s != s->manager->scopes[0] : !scope_is_unit(r, s, i))
                         continue;
-                if (unit_dir(r, r->units[i], dir, sizeof(dir)) < 0)
+                if (unit_dir(r, i, dir, sizeof(dir)) < 0)
                         continue;
                 (void) proc_scan_cgroup(r->ctx->proc_root, dir, r->units[i], true, r->ctx->page_size,
                                         r->candidates, RESPONDER_CANDIDATES_MAX, &n);
@@ -157,6 +218,7 @@ static int responder_kill_one(Responder *r, const Candidate *c, const char *reas
         int k;
 
         k = r->ops->kill_process(r->ctx, &req, &res);
+        manager_record_action(r->manager, c->unit, LEVEL_OOM, true, SIGKILL, c->pid, k);
         if (k == 0)
                 manager_print(r->manager, "would-kill unit=%s pid=%i comm=%s rss_bytes=%" PRIu64 " reason=%s",
                               c->unit, (int) c->pid, c->comm, c->rss_bytes, reason);
@@ -224,8 +286,28 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
                 responder_kill(r, s, ev, n_units);
 }
 
-/* Unit-scope policies watch the unit's own cgroup, as systemd lays it out. */
+/* A unit-scope policy watches the unit's own cgroup: rel is below the
+ * hierarchies' roots, with or without the leading '/'. */
+static void responder_watch_unit(Responder *r, const char *unit, const char *rel) {
+        const Policy *p = policy_set_find(r->policies, unit);
+
+        if (!p || p->scope != POLICY_SCOPE_UNIT)
+                return;
+        if (manager_watch(r->manager, rel[0] == '/' ? rel + 1 : rel, NULL) > 0)
+                log_info("%s: watching its cgroup %s (Scope=unit).", unit, rel);
+}
+
+/* Unit-scope policies watch the unit's own cgroup: where systemd says it is
+ * (for the units already known; the others when systemd_units learns of
+ * them, units_started()), else as systemd lays it out by default. */
 static void responder_watch_units(Responder *r) {
+        if (r->systemd_units) {
+                const UnitCgroupCache *c = &r->systemd_units->cache;
+
+                for (size_t i = 0; i < c->n; i++)
+                        responder_watch_unit(r, c->entries[i].unit, c->entries[i].cgroup);
+                return;
+        }
         for (size_t i = 0; i < r->policies->n; i++) {
                 const Policy *p = &r->policies->policies[i];
                 char cg[PATH_MAX];
@@ -236,6 +318,30 @@ static void responder_watch_units(Responder *r) {
                         continue;
                 (void) manager_watch(r->manager, cg[0] == '/' ? cg + 1 : cg, NULL);
         }
+}
+
+/* ---- systemd_units' callbacks: off the OOM path ---- */
+
+static sd_bus *units_get_bus(void *userdata) {
+        Responder *r = userdata;
+
+        return r->get_bus ? r->get_bus(r->get_bus_userdata) : NULL;
+}
+
+static bool units_wanted(const char *unit, void *userdata) {
+        Responder *r = userdata;
+        const Policy *p = policy_set_find(r->policies, unit);
+
+        return p && policy_has_actions(p);
+}
+
+/* A unit entered the cache, or a job of systemd's on it (a start, a
+ * restart) ended: new processes, which have had no signal yet. */
+static void units_started(const char *unit, const char *cgroup, void *userdata) {
+        Responder *r = userdata;
+
+        signal_limit_reset(&r->signal_limit, unit);
+        responder_watch_unit(r, unit, cgroup);
 }
 
 static void log_diagnostics(const Diagnostics *d) {
@@ -274,6 +380,16 @@ int responder_new(Manager *m, const char *const *dirs, size_t n_dirs, Responder 
         k = action_context_new(0, NULL, &r->ctx);
         if (k < 0)
                 return k;
+        signal_limit_init(&r->signal_limit);
+        if (r->systemd) {
+                k = systemd_units_new(m->event, &(SystemdUnitsCallbacks) {
+                                              .get_bus = units_get_bus,
+                                              .wanted = units_wanted,
+                                              .started = units_started,
+                                      }, r, &r->systemd_units);
+                if (k < 0)
+                        return k;
+        }
 
         k = policy_set_load(r->policy_dirs, r->n_policy_dirs, &r->policies, diag);
         if (k == -ENOMEM)
@@ -297,6 +413,7 @@ int responder_new(Manager *m, const char *const *dirs, size_t n_dirs, Responder 
 Responder *responder_free(Responder *r) {
         if (!r)
                 return NULL;
+        systemd_units_free(r->systemd_units);
         policy_set_free(r->policies);
         action_context_free(r->ctx);
         free(r);
@@ -328,6 +445,9 @@ int responder_reload(Responder *r, Diagnostics *diag) {
         policy_set_free(r->policies);
         r->policies = set;
         responder_watch_units(r);
+        /* Which units have a policy changed: ask systemd where they are. */
+        if (r->systemd_units)
+                (void) systemd_units_refresh(r->systemd_units);
         log_info("Reloaded %zu policies.", policy_set_count_loaded(set));
         return 0;
 }

@@ -12,6 +12,8 @@
 #include "action.h"
 #include "manager.h"
 #include "policy.h"
+#include "signal-limit.h"
+#include "systemd-units.h"
 
 #define RESPONDER_UNITS_MAX 512         /* units with a policy looked at in one pass */
 #define RESPONDER_CANDIDATES_MAX 16384  /* processes of marked units looked at in one pass */
@@ -39,9 +41,18 @@ struct Responder {
         void *on_killed_userdata;
         uint64_t n_signals;
         uint64_t n_kills;
+        /* Under systemd: unit → cgroup from systemd (ControlGroup), kept
+         * fresh off the OOM path; NULL without systemd. */
+        SystemdUnits *systemd_units;
+        /* SignalIntervalSec=: when each unit last got each level's signal;
+         * signal_limit.suppressed counts what was held back. */
+        SignalLimit signal_limit;
         /* Preallocated for the OOM path: nothing is allocated from the OOM
          * announcement to the kill. */
         char units[RESPONDER_UNITS_MAX][UNIT_NAME_MAX];
+        /* The cgroup (below cgroup_root) of units[i] for this pass, borrowed
+         * from systemd_units' cache; NULL: the system.slice layout. */
+        const char *unit_cgroups[RESPONDER_UNITS_MAX];
         Candidate candidates[RESPONDER_CANDIDATES_MAX];
         size_t picked[ACTION_PROCS_MAX];
         char dirent_buf[32 * 1024];

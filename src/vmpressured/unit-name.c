@@ -63,6 +63,29 @@ bool unit_name_is_valid(const char *name, UnitNameFlags flags) {
         return flags & UNIT_NAME_INSTANCE;
 }
 
+const char *unit_name_dbus_interface(const char *name) {
+        static const struct {
+                const char *suffix;
+                const char *interface;
+        } table[] = {
+                { ".service", "org.freedesktop.systemd1.Service" },
+                { ".scope",   "org.freedesktop.systemd1.Scope" },
+                { ".slice",   "org.freedesktop.systemd1.Slice" },
+                { ".socket",  "org.freedesktop.systemd1.Socket" },
+                { ".mount",   "org.freedesktop.systemd1.Mount" },
+                { ".swap",    "org.freedesktop.systemd1.Swap" },
+        };
+        const char *dot;
+
+        if (!unit_name_is_valid(name, UNIT_NAME_ANY))
+                return NULL;
+        dot = unit_suffix(name);
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (streq(dot, table[i].suffix))
+                        return table[i].interface;
+        return NULL;
+}
+
 int unit_name_template(const char *name, char *buf, size_t size) {
         const char *at, *suffix;
         size_t prefix_len, suffix_len;

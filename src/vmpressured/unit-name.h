@@ -21,6 +21,11 @@ typedef enum UnitNameFlags {
  * service, scope, slice, socket, mount, swap. */
 bool unit_name_is_valid(const char *name, UnitNameFlags flags);
 
+/* The D-Bus interface of systemd's that holds the unit type's ControlGroup
+ * property ("foo.service" → "org.freedesktop.systemd1.Service"); NULL for a
+ * type without a cgroup or an invalid name. */
+const char *unit_name_dbus_interface(const char *name);
+
 /* "foo@bar.service" → "foo@.service". -EINVAL when name is not an instance,
  * -ENOBUFS when buf is too small. */
 int unit_name_template(const char *name, char *buf, size_t size);

@@ -17,7 +17,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 
 import vmptest
@@ -172,57 +171,24 @@ def wait_name(name, timeout=10.0, owner_not=None):
     return owner
 
 
-class _LineReader:
-    """A process whose stdout lines are parsed in a thread; wait_for() from a cursor."""
+class _LineReader(vmptest.LineReader):
+    """A process we start whose stdout lines are parsed (vmptest.LineReader);
+    wait_for() from a cursor fails the test on timeout. Also public as
+    LineProcess."""
 
     def __init__(self, cmd, what, parse):
         self.what = what
-        self.parse = parse
-        self.items = []
-        self._cursor = 0
-        self._cond = threading.Condition()
-        self._eof = False
-        self._stderr = []
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     stdin=subprocess.DEVNULL, text=True, bufsize=1)
-        self._entry = on_cleanup(f"{what} pid {self.proc.pid}", self.stop)
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=lambda: [self._stderr.append(l) for l in self.proc.stderr],
-                         daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            item = self.parse(line.rstrip("\n"))
-            if item is None:
-                continue
-            with self._cond:
-                self.items.append(item)
-                self._cond.notify_all()
-        with self._cond:
-            self._eof = True
-            self._cond.notify_all()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True, bufsize=1)
+        self._entry = on_cleanup(f"{what} pid {proc.pid}", self.stop)
+        super().__init__(proc, parse)
 
     def wait_for(self, pred, timeout, what):
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            i = self._cursor
-            while True:
-                while i < len(self.items):
-                    it = self.items[i]
-                    i += 1
-                    if pred(it):
-                        self._cursor = max(self._cursor, i)
-                        return it
-                left = deadline - time.monotonic()
-                if left <= 0 or self._eof:
-                    break
-                self._cond.wait(min(left, 0.2))
-        fail(f"{self.what}: no {what} within {timeout:g} s (got {len(self.items)} items; "
-             f"stderr: {''.join(self._stderr)[-2000:]!r})")
-
-    def snapshot(self):
-        with self._cond:
-            return list(self.items)
+        it = self.next(pred, timeout)
+        if it is None:
+            fail(f"{self.what}: no {what} within {timeout:g} s (got {len(self.items)} items; "
+                 f"stderr: {self.stderr_text()[-2000:]!r})")
+        return it
 
     def stop(self):
         cancel_cleanup(self._entry)
@@ -233,8 +199,10 @@ class _LineReader:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        with self._cond:        # everything it wrote is parsed
-            self._cond.wait_for(lambda: self._eof, timeout=10)
+        self.wait_eof(10)       # everything it wrote is parsed
+
+
+LineProcess = _LineReader
 
 
 def _parse_kv(line):

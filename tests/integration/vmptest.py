@@ -449,10 +449,92 @@ def parse_event(line):
     return d
 
 
+class LineReader:
+    """The output of a process we started, read by two threads: stdout parsed
+    line by line into .items (parse(line) returns the item, or None to skip
+    the line; stamp=True adds "recv_usec", CLOCK_MONOTONIC at receipt), stderr
+    kept as lines. next() takes items from a cursor, so what came before is
+    never lost: find()/snapshot() still see every item. Shared by Daemon and
+    vmpbus's clients (one reader, one place for its locking)."""
+
+    def __init__(self, proc, parse, stamp=False):
+        self.proc = proc
+        self.parse = parse
+        self.stamp = stamp
+        self.items = []
+        self._cursor = 0
+        self._cond = threading.Condition()
+        self._eof = False
+        self._stderr = []
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        if proc.stderr is not None:
+            threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read_stdout(self):
+        for line in self.proc.stdout:
+            item = self.parse(line.rstrip("\n"))
+            if item is None:
+                continue
+            if self.stamp:
+                item["recv_usec"] = now_usec()
+            with self._cond:
+                self.items.append(item)
+                self._cond.notify_all()
+        with self._cond:
+            self._eof = True
+            self._cond.notify_all()
+
+    def _read_stderr(self):
+        for line in self.proc.stderr:
+            self._stderr.append(line.rstrip("\n"))
+
+    @property
+    def eof(self):
+        """stdout is closed (the process exited or closed it) and fully parsed."""
+        return self._eof
+
+    def next(self, pred, timeout, from_start=False):
+        """The first item after the cursor (or from the start) for which pred
+        is true; moves the cursor past it. None after timeout, or at EOF."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            i = 0 if from_start else self._cursor
+            while True:
+                while i < len(self.items):
+                    it = self.items[i]
+                    i += 1
+                    if pred(it):
+                        self._cursor = max(self._cursor, i)
+                        return it
+                left = deadline - time.monotonic()
+                if left <= 0 or self._eof:
+                    return None
+                self._cond.wait(min(left, 0.2))
+
+    def wait_eof(self, timeout):
+        with self._cond:
+            return self._cond.wait_for(lambda: self._eof, timeout=timeout)
+
+    def snapshot(self):
+        with self._cond:
+            return list(self.items)
+
+    def find(self, pred):
+        with self._cond:
+            return [it for it in self.items if pred(it)]
+
+    def stderr_lines(self):
+        return list(self._stderr)
+
+    def stderr_text(self):
+        return "\n".join(self._stderr)
+
+
 class Daemon:
     """$VMPRESSURED --print-events with a private config file (never the
-    system's). Events are read in a thread: .events keeps all of them in order,
-    wait_for() takes them from a cursor so earlier ones are not lost."""
+    system's). Events are read in a thread (LineReader): .events keeps all of
+    them in order, wait_for() takes them from a cursor so earlier ones are not
+    lost."""
 
     def __init__(self, *args, config="", name="vmpressured"):
         self.tmpdir = make_tempdir()
@@ -461,11 +543,7 @@ class Daemon:
         self.args = [str(a) for a in args]
         self.name = name
         self.proc = None
-        self.events = []
-        self._cursor = 0
-        self._cond = threading.Condition()
-        self._stderr = []
-        self._eof = False
+        self._reader = None
         self._dumped = False
         self._entry = None
         self.started_usec = None
@@ -477,35 +555,22 @@ class Daemon:
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      stdin=subprocess.DEVNULL, text=True, bufsize=1)
         self._entry = on_cleanup(f"daemon pid {self.proc.pid}", self._cleanup)
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._reader = LineReader(self.proc, parse_event, stamp=True)
         if wait_ready:
             self.wait_for(lambda e: e["type"] == "ready", timeout, "the 'ready' line", from_start=True)
         return self
 
-    def _read_stdout(self):
-        for line in self.proc.stdout:
-            ev = parse_event(line.rstrip("\n"))
-            if ev is None:
-                continue
-            ev["recv_usec"] = now_usec()
-            with self._cond:
-                self.events.append(ev)
-                self._cond.notify_all()
-        with self._cond:
-            self._eof = True
-            self._cond.notify_all()
-
-    def _read_stderr(self):
-        for line in self.proc.stderr:
-            self._stderr.append(line.rstrip("\n"))
+    @property
+    def events(self):
+        """Every event so far, in order (the live list: do not modify)."""
+        return self._reader.items if self._reader else []
 
     @property
     def pid(self):
         return self.proc.pid
 
     def stderr_text(self):
-        return "\n".join(self._stderr)
+        return self._reader.stderr_text() if self._reader else ""
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
@@ -513,14 +578,15 @@ class Daemon:
     def stderr_lines(self, pred, timeout=2.0):
         """Lines of stderr matching pred, waiting up to timeout for the first:
         stderr is read by its own thread and may lag behind stdout."""
-        return poll_until(lambda: [l for l in list(self._stderr) if pred(l)], timeout) or []
+        return poll_until(lambda: [l for l in self._reader.stderr_lines() if pred(l)], timeout) or []
 
     def _dump(self):
         if self._dumped:
             return
         self._dumped = True
-        print(f"--- {self.name} stdout ({len(self.events)} lines) ---", file=sys.stderr)
-        for e in self.events[-200:]:
+        events = self.events
+        print(f"--- {self.name} stdout ({len(events)} lines) ---", file=sys.stderr)
+        for e in events[-200:]:
             print(e["line"], file=sys.stderr)
         print(f"--- {self.name} stderr ---", file=sys.stderr)
         print(self.stderr_text()[-20000:], file=sys.stderr, flush=True)
@@ -528,21 +594,10 @@ class Daemon:
     def wait_for(self, pred, timeout, what, from_start=False):
         """The first event (after the cursor, or from the start) for which
         pred(event) is true; moves the cursor past it. Fails after timeout."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            i = 0 if from_start else self._cursor
-            while True:
-                while i < len(self.events):
-                    ev = self.events[i]
-                    i += 1
-                    if pred(ev):
-                        self._cursor = max(self._cursor, i)
-                        return ev
-                left = deadline - time.monotonic()
-                if left <= 0 or self._eof:
-                    break
-                self._cond.wait(min(left, 0.2))
-        if self._eof:
+        ev = self._reader.next(pred, timeout, from_start)
+        if ev is not None:
+            return ev
+        if self._reader.eof:
             self.proc.wait(timeout=5)
             self._dump()
             fail(f"daemon exited (status {self.proc.returncode}) before {what}")
@@ -550,8 +605,7 @@ class Daemon:
         fail(f"no {what} within {timeout:g} s")
 
     def find(self, pred):
-        with self._cond:
-            return [e for e in self.events if pred(e)]
+        return self._reader.find(pred) if self._reader else []
 
     def stop(self, expect_status=0):
         """SIGTERM; it must exit with expect_status within 5 s."""
@@ -578,8 +632,8 @@ class Daemon:
         return rc
 
     def _wait_readers(self):
-        with self._cond:
-            self._cond.wait_for(lambda: self._eof, timeout=2)
+        if self._reader:
+            self._reader.wait_eof(2)
 
     def _cleanup(self):
         if self.proc is not None and self.proc.poll() is None:
