@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
@@ -585,6 +586,21 @@ static void metric_simple(const char *name, const char *type, const char *help, 
         printf("%s %" PRIu64 "\n", name, v);
 }
 
+/* A counter family per scope and level, from the per-level array at offset
+ * in each scope's status (count, simulated_count). */
+static void metric_scope_levels(const Status *s, const char *name, const char *help, size_t offset) {
+        metric_header(name, "counter", help);
+        for (size_t i = 0; i < s->n_scopes; i++) {
+                const uint64_t *v = (const uint64_t *) ((const char *) &s->scopes[i] + offset);
+
+                for (Level l = 0; l < _LEVEL_MAX; l++) {
+                        printf("%s{scope=\"", name);
+                        prom_label(stdout, s->scopes[i].name);
+                        printf("\",level=\"%s\"} %" PRIu64 "\n", level_metric[l], v[l]);
+                }
+        }
+}
+
 /* One histogram family, a series per stage and simulated: announce is the
  * kernel's notification → the announcement out; signal and kill are the
  * announcement → the action done. */
@@ -617,14 +633,9 @@ static int verb_metrics(int argc, char **argv) {
         ret = status_fetch(&s, "cannot read the daemon's counters");
         if (ret != EXIT_OK)
                 goto finish;
-        metric_header("vmpressured_level_events_total", "counter",
-                      "Level announcements (changes and rate-limited repeats) per scope and level.");
-        for (size_t i = 0; i < s.n_scopes; i++)
-                for (Level l = 0; l < _LEVEL_MAX; l++) {
-                        printf("vmpressured_level_events_total{scope=\"");
-                        prom_label(stdout, s.scopes[i].name);
-                        printf("\",level=\"%s\"} %" PRIu64 "\n", level_metric[l], s.scopes[i].count[l]);
-                }
+        metric_scope_levels(&s, "vmpressured_level_events_total",
+                            "Level announcements (changes and rate-limited repeats) per scope and level.",
+                            offsetof(ScopeInfo, count));
         metric_header("vmpressured_level", "gauge",
                       "Current level per scope: 0 normal, 1 low, 2 medium, 3 oom (-1: cgroup gone).");
         for (size_t i = 0; i < s.n_scopes; i++) {
@@ -635,14 +646,9 @@ static int verb_metrics(int argc, char **argv) {
                 prom_label(stdout, s.scopes[i].source);
                 printf("\"} %d\n", l < 0 ? -1 : (int) l);
         }
-        metric_header("vmpressured_simulated_level_events_total", "counter",
-                      "The part of vmpressured_level_events_total announced during a Simulate() of the scope.");
-        for (size_t i = 0; i < s.n_scopes; i++)
-                for (Level l = 0; l < _LEVEL_MAX; l++) {
-                        printf("vmpressured_simulated_level_events_total{scope=\"");
-                        prom_label(stdout, s.scopes[i].name);
-                        printf("\",level=\"%s\"} %" PRIu64 "\n", level_metric[l], s.scopes[i].simulated_count[l]);
-                }
+        metric_scope_levels(&s, "vmpressured_simulated_level_events_total",
+                            "The part of vmpressured_level_events_total announced during a Simulate() of the scope.",
+                            offsetof(ScopeInfo, simulated_count));
         metric_header("vmpressured_simulated", "gauge",
                       "1 while a scope's announcements come from a Simulate() (until it is back to normal).");
         for (size_t i = 0; i < s.n_scopes; i++) {
