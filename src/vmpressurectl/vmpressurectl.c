@@ -794,6 +794,43 @@ static int print_killed(sd_bus_message *m) {
         return 0;
 }
 
+/* Action(t realtime_usec, s unit, s level, s action, s signal, u pid,
+ * s result, b simulated, t latency_usec): every action of a policy. A kill
+ * also has its Killed signal (with comm and RSS), printed instead. */
+static int print_action(sd_bus_message *m) {
+        const char *unit, *level, *action, *sig, *result;
+        uint64_t realtime_usec, latency_usec;
+        uint32_t pid;
+        int simulated, r;
+
+        r = sd_bus_message_read(m, "tssssusbt", &realtime_usec, &unit, &level, &action, &sig, &pid, &result,
+                                &simulated, &latency_usec);
+        if (r < 0)
+                return r;
+        if (streq(action, "kill"))
+                return 0;
+        if (arg_json) {
+                printf("{\"signal\":\"Action\",\"unit\":");
+                json_string(stdout, unit);
+                printf(",\"level\":");
+                json_string(stdout, level);
+                printf(",\"action\":");
+                json_string(stdout, action);
+                printf(",\"sent\":");
+                json_string(stdout, sig);
+                printf(",\"pid\":%" PRIu32 ",\"result\":", pid);
+                json_string(stdout, result);
+                printf(",\"simulated\":%s,\"latency_usec\":%" PRIu64 ",\"realtime_usec\":%" PRIu64 "}\n",
+                       simulated ? "true" : "false", latency_usec, realtime_usec);
+        } else {
+                printf("Action  unit=%s level=%s action=%s signal=%s", unit, level, action, sig);
+                if (pid > 0)
+                        printf(" pid=%" PRIu32, pid);
+                printf(" result=%s%s\n", result, simulated ? " simulated=yes" : "");
+        }
+        return 0;
+}
+
 /* Simulated(s scope, s level) comes right before the level signal it marks,
  * from the same sender, so one slot is enough: the next level signal of
  * that scope and level is simulated. */
@@ -836,6 +873,11 @@ static int on_signal_message(sd_bus_message *m, void *userdata, sd_bus_error *re
         if (streq(member, "Killed")) {
                 if (print_killed(m) < 0)
                         fprintf(stderr, "vmpressurectl: malformed Killed signal, ignoring.\n");
+                return 0;
+        }
+        if (streq(member, "Action")) {
+                if (print_action(m) < 0)
+                        fprintf(stderr, "vmpressurectl: malformed Action signal, ignoring.\n");
                 return 0;
         }
         l = signal_level(member);

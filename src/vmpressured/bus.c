@@ -23,6 +23,8 @@ struct Bus {
         usec_t lmm_last_usec;
         Level lmm_last_level;
         uint64_t signal_drops;
+        sd_event_source *actions_defer; /* sends Action for what was recorded since */
+        uint64_t actions_sent;          /* recent actions' total already sent */
         Responder *responder;           /* policies; NULL in tests of the bus alone */
 };
 
@@ -239,6 +241,19 @@ static int property_get_latencies(sd_bus *bus, const char *path, const char *int
         return sd_bus_message_close_container(reply);
 }
 
+/* One recent action's fields, as in RecentActions and the Action signal:
+ * realtime_usec, unit, level, action, signal, pid, result, simulated,
+ * latency_usec. */
+static int append_action(sd_bus_message *m, const RecentAction *a) {
+        const char *result = a->result >= 0 ? "ok" : strerrorname_np(-a->result);
+
+        return sd_bus_message_append(m, "tssssusbt", (uint64_t) a->realtime_usec, a->unit,
+                                     level_to_string(a->level) ?: "none",
+                                     recent_action_kind_to_string(a->kind) ?: "unknown",
+                                     signal_to_string(a->signo) ?: "unknown", (uint32_t) a->pid, result ?: "error",
+                                     (int) a->simulated, (uint64_t) a->latency_usec);
+}
+
 /* The recent actions, oldest first: (realtime_usec, unit, level, action,
  * signal, pid, result, simulated, latency_usec). */
 static int property_get_recent_actions(sd_bus *bus, const char *path, const char *interface,
@@ -249,14 +264,11 @@ static int property_get_recent_actions(sd_bus *bus, const char *path, const char
 
         r = sd_bus_message_open_container(reply, 'a', "(tssssusbt)");
         for (size_t i = 0; r >= 0 && i < recent_actions_size(ra); i++) {
-                const RecentAction *a = recent_actions_get(ra, i);
-                const char *result = a->result >= 0 ? "ok" : strerrorname_np(-a->result);
-
-                r = sd_bus_message_append(reply, "(tssssusbt)", (uint64_t) a->realtime_usec, a->unit,
-                                          level_to_string(a->level) ?: "none",
-                                          recent_action_kind_to_string(a->kind) ?: "unknown",
-                                          signal_to_string(a->signo) ?: "unknown", (uint32_t) a->pid,
-                                          result ?: "error", (int) a->simulated, (uint64_t) a->latency_usec);
+                r = sd_bus_message_open_container(reply, 'r', "tssssusbt");
+                if (r >= 0)
+                        r = append_action(reply, recent_actions_get(ra, i));
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
         }
         if (r < 0)
                 return r;
@@ -469,6 +481,11 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_SIGNAL_WITH_ARGS("Normal", SD_BUS_ARGS("s", scope), 0),
         /* Right before a Low, Medium, OOM or Normal signal of a simulated announcement. */
         SD_BUS_SIGNAL_WITH_ARGS("Simulated", SD_BUS_ARGS("s", scope, "s", level), 0),
+        /* After every action of a policy (signal, kill, or a dry run's would-*):
+         * the fields of a RecentActions entry. */
+        SD_BUS_SIGNAL_WITH_ARGS("Action", SD_BUS_ARGS("t", realtime_usec, "s", unit, "s", level, "s", action,
+                                                      "s", signal, "u", pid, "s", result, "b", simulated,
+                                                      "t", latency_usec), 0),
         SD_BUS_SIGNAL_WITH_ARGS("Killed", SD_BUS_ARGS("s", unit, "u", pid, "s", comm, "t", rss_bytes,
                                                       "s", reason), 0),
         SD_BUS_VTABLE_END
@@ -581,6 +598,36 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
                 latency_record(&m->latency, LATENCY_ANNOUNCE, s->simulated,
                                now > ev->timestamp_usec ? now - ev->timestamp_usec : 0);
         }
+}
+
+/* The actions recorded since the last run, one Action signal each. Runs
+ * from a defer source after the dispatch that acted, so nothing here
+ * delays a kill. Entries the ring no longer holds (more than
+ * RECENT_ACTIONS_MAX in one dispatch) are counted as dropped signals. */
+static int on_actions(sd_event_source *source, void *userdata) {
+        Bus *b = userdata;
+        const RecentActions *ra = &b->manager->recent_actions;
+        uint64_t first = ra->total - recent_actions_size(ra);   /* the sequence number of entry 0 */
+
+        if (b->actions_sent < first) {
+                b->signal_drops += first - b->actions_sent;
+                b->actions_sent = first;
+        }
+        for (; b->actions_sent < ra->total; b->actions_sent++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+                int r;
+
+                if (!bus_has_room(b))
+                        continue;
+                r = sd_bus_message_new_signal(b->bus, &m, BUS_PATH, BUS_INTERFACE, "Action");
+                if (r >= 0)
+                        r = append_action(m, recent_actions_get(ra, b->actions_sent - first));
+                if (r >= 0)
+                        r = sd_bus_send(b->bus, m, NULL);
+                if (r < 0)
+                        log_debug_errno(r, "Cannot send the Action signal, ignoring: %m");
+        }
+        return 0;
 }
 
 sd_bus *bus_get_connection(Bus *b) {
@@ -833,6 +880,12 @@ int bus_new(Manager *m, Bus **ret) {
                 return r;
         (void) sd_event_source_set_enabled(b->retry_timer, SD_EVENT_OFF);
 
+        r = sd_event_add_defer(m->event, &b->actions_defer, on_actions, b);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(b->actions_defer, SD_EVENT_OFF);
+        b->actions_sent = m->recent_actions.total;
+
         r = bus_connect(b);
         if (r == -ENOMEM)
                 return r;
@@ -843,6 +896,7 @@ int bus_new(Manager *m, Bus **ret) {
         r = manager_add_listener(m, on_level, b);
         if (r < 0)
                 return r;
+        m->actions_defer = b->actions_defer;
 
         *ret = TAKE_PTR(b);
         return 0;
@@ -854,6 +908,9 @@ Bus *bus_free(Bus *b) {
         /* No flush: a stuck dbus-daemon must not hold up the exit. */
         sd_bus_close_unref(b->bus);
         sd_event_source_disable_unref(b->retry_timer);
+        if (b->manager->actions_defer == b->actions_defer)
+                b->manager->actions_defer = NULL;
+        sd_event_source_disable_unref(b->actions_defer);
         subscriber_set_free(b->subscribers);
         free(b);
         return NULL;

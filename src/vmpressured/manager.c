@@ -109,6 +109,8 @@ void manager_record_action(Manager *m, const char *unit, Level level, bool kill,
         a.realtime_usec = (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
         (void) snprintf(a.unit, sizeof(a.unit), "%s", unit ?: "");
         recent_actions_push(&m->recent_actions, &a);
+        if (m->actions_defer)
+                (void) sd_event_source_set_enabled(m->actions_defer, SD_EVENT_ONESHOT);
         /* Only what was done, and only inside an announcement: the latency
          * has a start then. A dry run's would-kill is not a kill. */
         if (s && !dry_run && result >= 0)

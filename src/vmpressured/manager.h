@@ -84,6 +84,10 @@ struct Manager {
         usec_t announcing_usec;
         LatencyStats latency;           /* preallocated: recording is a few adds */
         RecentActions recent_actions;
+        /* Whoever reports actions (the bus) sets this defer source; every
+         * recorded action enables it once, so the report goes out after the
+         * dispatch that acted (after the kill), not inside it. */
+        sd_event_source *actions_defer;
 };
 
 int manager_new(const Config *config, bool print_events, Manager **ret);

@@ -30,22 +30,6 @@ print("owned" if r == dbus.bus.REQUEST_NAME_REPLY_PRIMARY_OWNER else f"failed {r
 time.sleep(3600)
 """
 
-GLIB_CLIENT = r"""
-import time
-from gi.repository import Gio, GLib
-
-def now_usec():
-    return time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
-
-mon = Gio.MemoryMonitor.dup_default()
-print(f"monitor {type(mon).__name__}", flush=True)
-mon.connect("low-memory-warning",
-            lambda m, level: print(f"warning level={int(level)} recv_usec={now_usec()}", flush=True))
-# The proxy is made asynchronously once the name is seen: give it a moment.
-GLib.timeout_add(1500, lambda: print("ready", flush=True) and False)
-GLib.MainLoop().run()
-"""
-
 LMM_OF = {"low": 50, "medium": 100, "oom": 255}
 
 
@@ -84,10 +68,8 @@ def mode_yes_queues():
 def glib_receives_warnings(ms, mo, data):
     d = vt.Daemon(config=vb.FAST_LEVELS, name="daemon auto").start()
     vb.wait_name(vb.LMM_NAME)
-    g = vb._LineReader(["/usr/bin/python3", "-c", GLIB_CLIENT], "GLib client", vb._parse_kv)
-    m = g.wait_for(lambda e: e["type"] == "monitor", 10, "the monitor's type")
-    vt.log(f"Gio.MemoryMonitor.dup_default() is a {m['line'].split()[1]}")
-    g.wait_for(lambda e: e["type"] == "ready", 10, "ready")
+    g = vb.GlibClient()
+    vt.log(f"Gio.MemoryMonitor.dup_default() is a {g.monitor}")
 
     load = vt.Load(ms, "stream", data.path).start()
     g.wait_for(lambda e: e["type"] == "warning", 20, "a low-memory-warning for page-cache pressure")
@@ -114,11 +96,7 @@ def glib_receives_warnings(ms, mo, data):
 def main():
     vt.need_root_and_cgroups()
     vb.need_bus()
-    try:
-        import gi   # noqa: F401
-        import dbus  # noqa: F401
-    except ImportError as e:
-        vt.skip_or_fail(f"python3-gi / python3-dbus missing: {e}")
+    vb.need_gi_and_dbus()
     vb.SystemBus().start()
     mode_auto_leaves_the_name()
     mode_yes_queues()

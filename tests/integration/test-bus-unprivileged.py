@@ -77,6 +77,7 @@ SIGNALS = {
     (vb.PATH, vb.IFACE, "OOM"): ("su", [FORGED_SCOPE, 4242]),
     (vb.PATH, vb.IFACE, "Normal"): ("s", [FORGED_SCOPE]),
     (vb.PATH, vb.IFACE, "Simulated"): ("ss", [FORGED_SCOPE, "oom"]),     # issue 5: marks a simulated level
+    (vb.PATH, vb.IFACE, "Action"): ("tssssusbt", [1, "forged.service", "oom", "kill", "SIGKILL", 1, "ok", False, 1]),
     (vb.PATH, vb.IFACE, "Killed"): ("susts", ["forged.service", 1, "forged", 1 << 30, "forged by nobody"]),
     (vb.PATH, PROPS, "PropertiesChanged"): ("sa{sv}as", [vb.IFACE, {}, ["Level"]]),
     (vb.LMM_PATH, vb.LMM_IFACE, "LowMemoryWarning"): ("y", [FORGED_LMM]),
@@ -172,22 +173,6 @@ for iface in sys.argv[1:]:
     bus.add_signal_receiver(on_signal, dbus_interface=iface, sender_keyword="sender", path_keyword="path",
                             interface_keyword="iface", member_keyword="member")
 print(json.dumps({"type": "ready", "name": bus.get_unique_name()}), flush=True)
-GLib.MainLoop().run()
-"""
-
-GLIB_CLIENT = r"""
-import time
-from gi.repository import Gio, GLib
-
-def now_usec():
-    return time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
-
-mon = Gio.MemoryMonitor.dup_default()
-# The shared system bus connection, the one GMemoryMonitorDBus uses.
-print(f"name unique={Gio.bus_get_sync(Gio.BusType.SYSTEM, None).get_unique_name()}", flush=True)
-mon.connect("low-memory-warning",
-            lambda m, level: print(f"warning level={int(level)} recv_usec={now_usec()}", flush=True))
-GLib.timeout_add(1500, lambda: print("ready", flush=True) and False)
 GLib.MainLoop().run()
 """
 
@@ -346,21 +331,10 @@ def check_forgery(naive, client, glib, daemon_name, memcg, data, d):
            f"after its announcement of {ann[-1]['level']}; the sd-bus client and the naive receiver got it too")
 
 
-class Glib(vb.LineProcess):
-    def __init__(self):
-        super().__init__(["/usr/bin/python3", "-c", GLIB_CLIENT], "GLib client", vb._parse_kv)
-        self.name = self.wait_for(lambda e: e["type"] == "name", 10, "its unique name")["unique"]
-        self.wait_for(lambda e: e["type"] == "ready", 10, "ready")
-
-
 def main():
     vt.need_root_and_cgroups()
     vb.need_bus()
-    try:
-        import gi   # noqa: F401
-        import dbus  # noqa: F401
-    except ImportError as e:
-        vt.skip_or_fail(f"python3-gi / python3-dbus missing: {e}")
+    vb.need_gi_and_dbus()
     vb.SystemBus().start()
     with vt.Memcg("bus-unpriv", limit_mib=128) as memcg, vt.DataFile("bus-unpriv", 256) as data:
         d = vt.Daemon(config=vb.FAST_LEVELS).start()
@@ -379,7 +353,7 @@ def main():
                                "naive receiver", parse_json)
         naive.ready = naive.wait_for(lambda e: e["type"] == "ready", 10, "ready")
         client = vb.Client("--lmm")
-        glib = Glib()
+        glib = vb.GlibClient()
         check_forgery(naive, client, glib, daemon_name, memcg, data, d)
         vt.check(vb.name_owner(vb.NAME) == daemon_name and vb.name_owner(vb.LMM_NAME) == daemon_name,
                  "the names changed owner")

@@ -30,16 +30,14 @@ afterwards only when this test created them (and they are empty again).
 
 import os
 import signal
-import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vmptest as vt  # noqa: E402
+import vmpunit as vu  # noqa: E402
 
 PREFIX = f"vmp-pt-{os.getpid()}"
-SLICE = "system.slice"
 
 # The memcg MEDIUM recipe (test-memcg-medium.py): HoldSec=0 passes every level
 # the kernel reports through, so MEDIUM is a level of its own, not skipped.
@@ -53,142 +51,7 @@ HOG_MIB = 128           # twice the limit, 8 MiB every 20 ms
 BYSTANDER_MIB = 96      # unit D's process: larger than the hog can ever get
 BYSTANDER_LIMIT_MIB = 192
 
-# The recorder: joins the cgroups it is given, then appends one line per
-# SIGUSR1 to a file (os.write on an O_APPEND fd: nothing buffered).
-RECORDER = r"""
-import os, signal, sys, time
-out = sys.argv[1]
-for d in sys.argv[2:]:
-    with open(os.path.join(d, "cgroup.procs"), "w") as f:
-        f.write(str(os.getpid()))
-def on_usr1(signo, frame):
-    fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    os.write(fd, b"%d\n" % (time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000))
-    os.close(fd)
-signal.signal(signal.SIGUSR1, on_usr1)
-signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
-print("started", os.getpid(), flush=True)
-while True:
-    signal.pause()
-"""
-
-
 # --- fixtures ---------------------------------------------------------------------
-
-class Slice:
-    """system.slice below both roots; made when missing, removed at the end
-    only when made here. Another test may have put its own units below it
-    meanwhile: then it stays (ENOTEMPTY/EBUSY), which is logged."""
-
-    def __init__(self):
-        self.created = []
-
-    def __enter__(self):
-        self._entry = vt.on_cleanup("system.slice directories", self.remove)
-        for root in (vt.V1_ROOT, vt.V2_ROOT):
-            path = os.path.join(root, SLICE)
-            try:
-                os.mkdir(path)
-            except FileExistsError:
-                continue
-            self.created.append(path)
-            vt.log(f"created {path}")
-        return self
-
-    def __exit__(self, *exc):
-        vt.cancel_cleanup(self._entry)
-        self.remove()
-        return False
-
-    def remove(self):
-        while self.created:
-            path = self.created.pop()
-            deadline = time.monotonic() + 5
-            while True:
-                try:
-                    os.rmdir(path)
-                    vt.log(f"removed {path}")
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError as e:
-                    left = [d for d in os.listdir(path) if os.path.isdir(os.path.join(path, d))]
-                    if time.monotonic() >= deadline or any(not d.startswith(PREFIX) for d in left):
-                        vt.log(f"leaving {path}: {e.strerror}; children now: {left}")
-                        break
-                    time.sleep(0.05)
-
-
-class Unit(vt.Memcg):
-    """A fake unit as systemd lays it out: system.slice/<unit> in the cgroup2
-    tree and in the v1 memory hierarchy (with a limit). Everything in it is
-    ours; removal kills, reaps and rmdirs both (vt.Memcg.remove)."""
-
-    def __init__(self, suffix, limit_mib=64, oom_kill_disable=False):
-        super().__init__(suffix, limit_mib=limit_mib, oom_kill_disable=oom_kill_disable, cgroup2=True)
-        self.unit = f"{PREFIX}-{suffix}.service"
-        self.rel = f"{SLICE}/{self.unit}"
-        self.name = self.unit           # the daemon's scope name: the last component
-        self.path = os.path.join(vt.V1_ROOT, self.rel)
-        self.path2 = os.path.join(vt.V2_ROOT, self.rel)
-
-
-class Recorder:
-    """A unit's "service": /usr/bin/python3 running RECORDER in the unit's
-    cgroups. Listed with vt.Load's live processes so that Memcg.kill_all()
-    reaps it."""
-
-    def __init__(self, unit, directory):
-        self.unit = unit
-        self.file = os.path.join(directory, f"{unit.unit}.usr1")
-        self.proc = None
-        self.pid = None
-
-    def start(self, timeout=10.0):
-        self.proc = subprocess.Popen([sys.executable, "-c", RECORDER, self.file] + self.unit.dirs,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     stdin=subprocess.DEVNULL, text=True)
-        vt.Load._live.append(self)
-        self._entry = vt.on_cleanup(f"recorder pid {self.proc.pid}", self.stop)
-        box = []
-        t = threading.Thread(target=lambda: box.append(self.proc.stdout.readline()), daemon=True)
-        t.start()
-        t.join(timeout)
-        line = box[0] if box else ""
-        if not line.startswith("started "):
-            self.stop()
-            vt.fail(f"recorder in {self.unit.unit} did not start: {line!r}")
-        self.pid = int(line.split()[1])
-        vt.check(self.pid in self.unit.pids(), f"recorder {self.pid} is not in {self.unit.rel}")
-        vt.log(f"recorder started in {self.unit.unit}, pid {self.pid}")
-        return self
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def signals(self):
-        try:
-            with open(self.file) as f:
-                return [int(x) for x in f.read().split()]
-        except FileNotFoundError:
-            return []
-
-    def stop(self):
-        if self.proc is None:
-            return None
-        vt.cancel_cleanup(self._entry)
-        if self.proc.poll() is None:
-            self.proc.kill()
-        rc = self.proc.wait(timeout=30)
-        for f in (self.proc.stdout, self.proc.stderr):
-            try:
-                f.close()
-            except OSError:
-                pass
-        if self in vt.Load._live:
-            vt.Load._live.remove(self)
-        return rc
-
 
 def write_policies(files):
     """A private policy directory holding {unit name: text} as <unit>.policy."""
@@ -239,12 +102,12 @@ def start_bystander(unit):
 def test_medium_signal():
     vt.log("=== a) MEDIUM in unit A: SIGUSR1 to A's main process, not to B or N")
     tmp = vt.make_tempdir()
-    with Unit("a", limit_mib=128) as a, Unit("b") as b, Unit("n") as n, \
+    with vu.Unit(PREFIX, "a", limit_mib=128) as a, vu.Unit(PREFIX, "b") as b, vu.Unit(PREFIX, "n") as n, \
             vt.DataFile("pt-medium", DATA_MIB) as data:
         sig_policy = "[Policy]\nScope=unit\n\n[Medium]\nSignal=SIGUSR1\nSignalTarget=main\n"
         pdir = write_policies({a.unit: sig_policy, b.unit: sig_policy})
 
-        rec = {u.unit: Recorder(u, tmp).start() for u in (a, b, n)}
+        rec = {u.unit: vu.Recorder(u, tmp).start() for u in (a, b, n)}
         # The main process is the oldest process whose parent is outside the
         # unit: the recorder, by at least a clock tick (10 ms).
         time.sleep(0.05)
@@ -292,8 +155,8 @@ def test_medium_signal():
 def test_oom_kill(dry_run):
     tag = "c" if dry_run else "b"
     vt.log(f"=== {tag}) OOM in unit C (oom_kill_disable=1, Kill=yes){' with --dry-run' if dry_run else ''}")
-    with Unit(f"{tag}-c", limit_mib=OOM_LIMIT_MIB, oom_kill_disable=True) as c, \
-            Unit(f"{tag}-d", limit_mib=BYSTANDER_LIMIT_MIB) as dd:
+    with vu.Unit(PREFIX, f"{tag}-c", limit_mib=OOM_LIMIT_MIB, oom_kill_disable=True) as c, \
+            vu.Unit(PREFIX, f"{tag}-d", limit_mib=BYSTANDER_LIMIT_MIB) as dd:
         pdir = write_policies({
             c.unit: "[Policy]\nScope=unit\nDescription=the hog\n\n[OOM]\nKill=yes\nKillTarget=largest\n",
             dd.unit: "[Policy]\nScope=unit\nDescription=unmarked\n\n[OOM]\nKill=no\n",
@@ -368,7 +231,7 @@ BROKEN_LINES = (2, 5, 6)
 
 def test_broken_and_good():
     vt.log("=== d) a broken policy file and a good one: file:line errors, the good one acts")
-    with Unit("d-e", limit_mib=OOM_LIMIT_MIB, oom_kill_disable=True) as e:
+    with vu.Unit(PREFIX, "d-e", limit_mib=OOM_LIMIT_MIB, oom_kill_disable=True) as e:
         broken_unit = f"{PREFIX}-d-broken.service"
         pdir = write_policies({
             broken_unit: BROKEN,
@@ -405,7 +268,7 @@ def main():
         # and systemd knows nothing of these hand-made units.
         vt.skip_or_fail("PID 1 is systemd; this test fakes units in a tree without it "
                         "(the systemd case is tested in systemd-nspawn)")
-    with Slice():
+    with vu.Slice(PREFIX):
         test_medium_signal()
         test_oom_kill(dry_run=False)
         test_oom_kill(dry_run=True)

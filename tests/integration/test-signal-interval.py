@@ -24,110 +24,37 @@ NONE.
 """
 
 import os
-import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vmptest as vt    # noqa: E402
 import vmpbus as vb     # noqa: E402
+import vmpunit as vu    # noqa: E402
 
 PREFIX = f"vmp-si-{os.getpid()}"
-SLICE = "system.slice"
 CONFIG = "[Levels]\nHoldSec=0\nQuietSec=300ms\nRepeatSec=1s\nHeadroomFloor=0\n"
 FLAPS = 5
 
-RECORDER = r"""
-import os, signal, sys, time
-out = sys.argv[1]
-for d in sys.argv[2:]:
-    with open(os.path.join(d, "cgroup.procs"), "w") as f:
-        f.write(str(os.getpid()))
-def on_usr1(signo, frame):
-    fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    os.write(fd, b"%d\n" % (time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000))
-    os.close(fd)
-signal.signal(signal.SIGUSR1, on_usr1)
-signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
-print("started", os.getpid(), flush=True)
-while True:
-    signal.pause()
-"""
+class Unit(vu.Unit):
+    """A fake unit with its policy text and a recorder, its main process."""
 
-
-class Slice:
-    """system.slice below both roots: made when missing, removed afterwards
-    only when made here and empty again."""
-
-    def __enter__(self):
-        self.created = []
-        self._entry = vt.on_cleanup("system.slice directories", self.remove)
-        for root in (vt.V1_ROOT, vt.V2_ROOT):
-            path = os.path.join(root, SLICE)
-            try:
-                os.mkdir(path)
-                self.created.append(path)
-            except FileExistsError:
-                pass
-        return self
-
-    def __exit__(self, *exc):
-        vt.cancel_cleanup(self._entry)
-        self.remove()
-        return False
-
-    def remove(self):
-        while self.created:
-            path = self.created.pop()
-            try:
-                os.rmdir(path)
-            except OSError as e:
-                vt.log(f"leaving {path}: {e.strerror}")
-
-
-class Unit(vt.Memcg):
     def __init__(self, suffix, policy):
-        super().__init__(suffix, limit_mib=64, cgroup2=True)
-        self.unit = f"{PREFIX}-{suffix}.service"
-        self.rel = f"{SLICE}/{self.unit}"
-        self.name = self.unit
-        self.path = os.path.join(vt.V1_ROOT, self.rel)
-        self.path2 = os.path.join(vt.V2_ROOT, self.rel)
+        super().__init__(PREFIX, suffix)
         self.policy = policy
-        self.proc = None
+        self.recorder = None
 
     def start_recorder(self, directory):
-        self.file = os.path.join(directory, f"{self.unit}.usr1")
-        self.proc = subprocess.Popen([sys.executable, "-c", RECORDER, self.file] + self.dirs,
-                                     stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-        vt.Load._live.append(self)      # Memcg.remove() kills and reaps it
-        box = []
-        t = threading.Thread(target=lambda: box.append(self.proc.stdout.readline()), daemon=True)
-        t.start()
-        t.join(10)
-        vt.check(box and box[0].startswith("started "), f"recorder in {self.unit} did not start: {box}")
-        self.pid = int(box[0].split()[1])
-        vt.check(self.pid in self.pids(), f"recorder {self.pid} is not in {self.rel}")
+        self.recorder = vu.Recorder(self, directory).start()
 
     def alive(self):
-        return self.proc is not None and self.proc.poll() is None
+        return self.recorder.alive()
 
     def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-        if self.proc is not None:
-            self.proc.wait(timeout=30)
-            self.proc.stdout.close()
-        if self in vt.Load._live:
-            vt.Load._live.remove(self)
+        self.recorder.stop()
 
     def signals(self):
-        try:
-            with open(self.file) as f:
-                return len(f.read().split())
-        except FileNotFoundError:
-            return 0
+        return self.recorder.count()
 
 
 def count(d, pred):
@@ -175,7 +102,7 @@ def main():
                         "(the systemd case is tested in systemd-nspawn)")
     low = "[Low]\nSignal=SIGUSR1\nSignalTarget=main\n"
     tmp = vt.make_tempdir()
-    with Slice(), \
+    with vu.Slice(PREFIX), \
             Unit("a", f"[Policy]\nScope=unit\nSignalIntervalSec=1h\n\n{low}") as a, \
             Unit("b", f"[Policy]\nScope=unit\nSignalIntervalSec=0\n\n{low}") as b, \
             Unit("c", f"[Policy]\nScope=unit\n\n{low}") as c, \

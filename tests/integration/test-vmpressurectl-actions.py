@@ -31,33 +31,17 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vmptest as vt    # noqa: E402
 import vmpbus as vb     # noqa: E402
+import vmpunit as vu    # noqa: E402
 import promtext         # noqa: E402
 
 CTL = os.environ.get("VMPRESSURECTL")
-SLICE = "system.slice"
-UNIT = f"vmp-ctl-{os.getpid()}.service"
-
-RECORDER = r"""
-import os, signal, sys, time
-out = sys.argv[1]
-for d in sys.argv[2:]:
-    with open(os.path.join(d, "cgroup.procs"), "w") as f:
-        f.write(str(os.getpid()))
-def on_usr1(signo, frame):
-    fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    os.write(fd, b"usr1\n")
-    os.close(fd)
-signal.signal(signal.SIGUSR1, on_usr1)
-print("started", os.getpid(), flush=True)
-while True:
-    signal.pause()
-"""
+PREFIX = f"vmp-ctl-{os.getpid()}"
+UNIT = f"{PREFIX}.service"
 
 
 def ctl(*args, timeout=15):
@@ -93,81 +77,6 @@ def check_histogram(h, what):
     increments = [b - a for a, b in zip([0] + counts, counts)]
     vt.check(all(i >= 0 for i in increments) and sum(increments) == h["count"] == counts[-1],
              f"{what}: buckets {h['buckets']} do not add up to count {h['count']}")
-
-
-class Slice:
-    """system.slice below both roots, made when missing and then removed at
-    the end (when empty again: other tests may have units below it)."""
-
-    def __enter__(self):
-        self.created = []
-        self._entry = vt.on_cleanup("system.slice directories", self.remove)
-        for root in (vt.V1_ROOT, vt.V2_ROOT):
-            path = os.path.join(root, SLICE)
-            try:
-                os.mkdir(path)
-                self.created.append(path)
-            except FileExistsError:
-                pass
-        return self
-
-    def __exit__(self, *exc):
-        vt.cancel_cleanup(self._entry)
-        self.remove()
-        return False
-
-    def remove(self):
-        while self.created:
-            path = self.created.pop()
-            try:
-                os.rmdir(path)
-            except OSError as e:
-                vt.log(f"leaving {path}: {e.strerror}")
-
-
-class Unit(vt.Memcg):
-    """system.slice/<UNIT> in cgroup2 (where the daemon finds its processes)
-    and in memcg v1 with a limit; Memcg.remove kills, reaps and removes."""
-
-    def __init__(self):
-        super().__init__("ctl-unit", limit_mib=64, cgroup2=True)
-        self.rel = f"{SLICE}/{UNIT}"
-        self.name = UNIT
-        self.path = os.path.join(vt.V1_ROOT, self.rel)
-        self.path2 = os.path.join(vt.V2_ROOT, self.rel)
-
-
-class Recorder:
-    def __init__(self, unit, directory):
-        self.file = os.path.join(directory, "usr1")
-        self.proc = subprocess.Popen([sys.executable, "-c", RECORDER, self.file] + unit.dirs,
-                                     stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-        vt.Load._live.append(self)          # Memcg.kill_all reaps it
-        self._entry = vt.on_cleanup(f"recorder pid {self.proc.pid}", self.stop)
-        box = []
-        t = threading.Thread(target=lambda: box.append(self.proc.stdout.readline()), daemon=True)
-        t.start()
-        t.join(10)
-        vt.check(box and box[0].startswith("started "), f"the recorder did not start: {box}")
-        self.pid = int(box[0].split()[1])
-        vt.check(self.pid in unit.pids(), f"recorder {self.pid} is not in {unit.rel}")
-
-    def usr1(self):
-        try:
-            with open(self.file) as f:
-                return f.read().count("usr1")
-        except FileNotFoundError:
-            return 0
-
-    def stop(self):
-        vt.cancel_cleanup(self._entry)
-        if self.proc.poll() is None:
-            self.proc.kill()
-        rc = self.proc.wait(timeout=30)
-        self.proc.stdout.close()
-        if self in vt.Load._live:
-            vt.Load._live.remove(self)
-        return rc
 
 
 def test_real_load(d, mon, mc):
@@ -216,7 +125,7 @@ def test_actions(d, mon, unit, rec):
     vt.check("No recent actions." in ctl("status"), "status without actions")
 
     ctl("simulate", "medium", f"--scope={UNIT}")
-    vt.check(vt.poll_until(lambda: rec.usr1() >= 1, 5), "the recorder got no SIGUSR1 from the simulated MEDIUM")
+    vt.check(vt.poll_until(lambda: rec.count() >= 1, 5), "the recorder got no SIGUSR1 from the simulated MEDIUM")
     s = status_json()
     sig = find_action(s, unit=UNIT, action="signal")
     vt.check(len(sig) == 1, f"recent actions after MEDIUM: {s['recent_actions']}")
@@ -227,6 +136,11 @@ def test_actions(d, mon, unit, rec):
     got = mon.wait_for(lambda m: m.get("signal") == "Medium" and m["scope"] == UNIT, 5,
                        "the simulated Medium in monitor --json")
     vt.check(got["simulated"] is True, f"monitor --json: {got}")
+    act = mon.wait_for(lambda m: m.get("signal") == "Action" and m["unit"] == UNIT, 5,
+                       "the Action signal for the SIGUSR1 in monitor --json")
+    vt.check(act["action"] == "signal" and act["sent"] == "SIGUSR1" and act["level"] == "medium"
+             and act["result"] == "ok" and act["simulated"] is True and act["pid"] == 0
+             and act["realtime_usec"] == a["time_usec"], f"monitor --json Action: {act} (status: {a})")
     sc = next(x for x in s["scopes"] if x["name"] == UNIT)
     vt.check(sc["simulated"] is True and sc["simulated_counts"]["medium"] == 1, f"status --json scope: {sc}")
 
@@ -242,6 +156,9 @@ def test_actions(d, mon, unit, rec):
     vt.check(s["recent_actions"].index(k) > s["recent_actions"].index(a), "not oldest first")
     killed = mon.wait_for(lambda m: m.get("signal") == "Killed", 5, "Killed in monitor --json")
     vt.check(killed["unit"] == UNIT and killed["pid"] == rec.pid, f"Killed: {killed}")
+    # A kill is printed once, as Killed (its Action signal is not repeated).
+    vt.check(not mon.find(lambda m: m.get("signal") == "Action" and m.get("action") == "kill"),
+             "monitor printed the kill twice (Action and Killed)")
 
     text = ctl("status")
     vt.log("status:\n" + text)
@@ -280,8 +197,8 @@ def main():
         f.write("[Policy]\nScope=unit\n\n[Medium]\nSignal=SIGUSR1\nSignalTarget=all\n\n[OOM]\nKill=yes\n")
 
     vb.SystemBus().start()
-    with Slice(), Unit() as unit, vt.Memcg("ctl-real", limit_mib=128) as mc:
-        rec = Recorder(unit, tmp)
+    with vu.Slice(PREFIX), vu.Unit(PREFIX) as unit, vt.Memcg("ctl-real", limit_mib=128) as mc:
+        rec = vu.Recorder(unit, tmp).start()
         d = vt.Daemon(f"--watch={mc.rel}", f"--policy-dir={pdir}", config=vb.FAST_LEVELS).start()
         vb.wait_name(vb.NAME)
         mon = vb._LineReader([CTL, "monitor", "--json"], "monitor --json",

@@ -53,6 +53,16 @@ def need_bus():
           "the policy file dbus/org.freedesktop.vmpressure1.conf is missing")
 
 
+def need_gi_and_dbus():
+    """python3-gi and python3-dbus (GLib's Gio.MemoryMonitor, dbus-python
+    clients); else skip (fail under CI)."""
+    try:
+        import gi   # noqa: F401
+        import dbus  # noqa: F401
+    except ImportError as e:
+        skip_or_fail(f"python3-gi / python3-dbus missing: {e}")
+
+
 class SystemBus:
     """A private system bus enforcing the shipped policy. extra_policy: XML
     <policy> elements appended after it (tests of the daemon's own checks)."""
@@ -231,6 +241,40 @@ class Client(_LineReader):
 
     def records(self, sub=None):
         return [e for e in self.snapshot() if e["type"] == "record" and (sub is None or e["sub"] == sub)]
+
+
+# A real Gio.MemoryMonitor.dup_default() (python3-gi): its type, the unique
+# name of the shared system bus connection GMemoryMonitorDBus uses, then a
+# line per low-memory-warning with its CLOCK_MONOTONIC µs time of receipt.
+GLIB_CLIENT = r"""
+import time
+from gi.repository import Gio, GLib
+
+def now_usec():
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
+
+mon = Gio.MemoryMonitor.dup_default()
+print(f"monitor {type(mon).__name__}", flush=True)
+# The shared system bus connection, the one GMemoryMonitorDBus uses.
+print(f"name unique={Gio.bus_get_sync(Gio.BusType.SYSTEM, None).get_unique_name()}", flush=True)
+mon.connect("low-memory-warning",
+            lambda m, level: print(f"warning level={int(level)} recv_usec={now_usec()}", flush=True))
+# The proxy is made asynchronously once the name is seen: give it a moment.
+GLib.timeout_add(1500, lambda: print("ready", flush=True) and False)
+GLib.MainLoop().run()
+"""
+
+
+class GlibClient(_LineReader):
+    """GLIB_CLIENT in /usr/bin/python3: .monitor is the monitor's type name,
+    .name its bus connection's unique name; "warning" items have level and
+    recv_usec. Returns once it is ready."""
+
+    def __init__(self):
+        super().__init__(["/usr/bin/python3", "-c", GLIB_CLIENT], "GLib client", _parse_kv)
+        self.monitor = self.wait_for(lambda e: e["type"] == "monitor", 10, "the monitor's type")["line"].split()[1]
+        self.name = self.wait_for(lambda e: e["type"] == "name", 10, "its unique name")["unique"]
+        self.wait_for(lambda e: e["type"] == "ready", 10, "ready")
 
 
 def _parse_monitor(line):

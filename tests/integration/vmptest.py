@@ -176,6 +176,16 @@ def _stop_process(p, term_timeout=3.0):
         return p.wait(timeout=30)
 
 
+def first_line(proc, timeout):
+    """The first line of a process's stdout (a pipe), "" when none comes
+    within timeout."""
+    box = []
+    t = threading.Thread(target=lambda: box.append(proc.stdout.readline()), daemon=True)
+    t.start()
+    t.join(timeout)
+    return box[0] if box else ""
+
+
 def _read_text(path):
     with open(path) as f:
         return f.read()
@@ -379,11 +389,7 @@ class Load:
                                      stdin=subprocess.DEVNULL, text=True)
         Load._live.append(self)
         self._entry = on_cleanup(f"load {self.args[0]} pid {self.proc.pid}", self.stop)
-        box = []
-        t = threading.Thread(target=lambda: box.append(self.proc.stdout.readline()), daemon=True)
-        t.start()
-        t.join(timeout)
-        line = box[0] if box else ""
+        line = first_line(self.proc, timeout)
         if not line.startswith("started "):
             self.stop()
             fail(f"vmp-load {' '.join(self.args)} did not start: {line!r} {self.stderr()}")
