@@ -13,6 +13,7 @@
 typedef enum Field {
         F_SOURCE,
         F_SYSCALL_NR,
+        F_SYSTEM_PRESSURE,
         F_N_WATCH,
         F_LOG_LEVEL,
         F_DRY_RUN,
@@ -37,6 +38,7 @@ static int64_t get(const Config *c, Field f) {
         switch (f) {
         case F_SOURCE:          return c->source;
         case F_SYSCALL_NR:      return c->params.syscall_nr;
+        case F_SYSTEM_PRESSURE: return c->params.system_pressure;
         case F_N_WATCH:         return (int64_t) c->n_watch;
         case F_LOG_LEVEL:       return c->log_level;
         case F_DRY_RUN:         return c->dry_run;
@@ -90,6 +92,7 @@ static void test_defaults(void) {
         config_init(&c);
         CHECK_EQ_INT(c.source, _SOURCE_TYPE_INVALID);
         CHECK_EQ_INT(c.params.syscall_nr, -1);
+        CHECK_EQ_INT(c.params.system_pressure, SYSTEM_PRESSURE_MACHINE);
         CHECK_EQ_U64(c.params.psi.window_usec, 1 * S);
         CHECK_EQ_U64(c.params.psi.stall_usec[LEVEL_LOW], 100 * MS);
         CHECK_EQ_U64(c.params.psi.stall_usec[LEVEL_MEDIUM], 300 * MS);
@@ -144,6 +147,8 @@ static void test_good_values(void) {
                 { "[Daemon]\nSource=psi\n", F_SOURCE, SOURCE_PSI },
                 { "[Daemon]\nSource = vmstat\n", F_SOURCE, SOURCE_VMSTAT },
                 { "[Daemon]\nSyscallNumber=\n", F_SYSCALL_NR, -1 },
+                { "[Daemon]\nSystemPressure=machine\n", F_SYSTEM_PRESSURE, SYSTEM_PRESSURE_MACHINE },
+                { "[Daemon]\nSystemPressure=any-cgroup\n", F_SYSTEM_PRESSURE, SYSTEM_PRESSURE_ANY_CGROUP },
                 { "[Daemon]\nSyscallNumber=0\n", F_SYSCALL_NR, 0 },
                 { "[Daemon]\nSyscallNumber=451\n", F_SYSCALL_NR, 451 },
                 { "[Daemon]\nSyscallNumber=65535\n", F_SYSCALL_NR, 65535 },
@@ -220,6 +225,10 @@ static void test_bad_values(void) {
                   F ":2: Invalid value '' for Source=: must be one of auto, syscall, memcg, psi, vmstat" },
                 { "[Daemon]\nSource=PSI\n", F_SOURCE,
                   F ":2: Invalid value 'PSI' for Source=: must be one of auto, syscall, memcg, psi, vmstat" },
+                { "[Daemon]\nSystemPressure=any\n", F_SYSTEM_PRESSURE,
+                  F ":2: Invalid value 'any' for SystemPressure=: must be machine or any-cgroup" },
+                { "[Daemon]\nSystemPressure=\n", F_SYSTEM_PRESSURE,
+                  F ":2: Invalid value '' for SystemPressure=: must be machine or any-cgroup" },
                 { "[Daemon]\nSyscallNumber=-1\n", F_SYSCALL_NR,
                   F ":2: Invalid value '-1' for SyscallNumber=: must be empty or an integer 0…65535" },
                 { "[Daemon]\nSyscallNumber=314x\n", F_SYSCALL_NR,

@@ -25,6 +25,7 @@ void config_init(Config *c) {
                 .source = _SOURCE_TYPE_INVALID,
                 .params = {
                         .syscall_nr = -1,
+                        .system_pressure = SYSTEM_PRESSURE_MACHINE,
                         .psi = {
                                 .window_usec = USEC_PER_SEC,
                                 .stall_usec = {
@@ -277,6 +278,15 @@ static int parse_source(ConfParse *p, const ConfKey *k, const char *value, unsig
         return 0;
 }
 
+static int parse_system_pressure(ConfParse *p, const ConfKey *k, const char *value, unsigned line) {
+        SystemPressure sp = system_pressure_from_string(value);
+
+        if (sp < 0)
+                return invalid_value(p, k, value, line, "must be machine or any-cgroup");
+        p->config->params.system_pressure = sp;
+        return 0;
+}
+
 static int parse_syscall_nr(ConfParse *p, const ConfKey *k, const char *value, unsigned line) {
         unsigned nr;
 
@@ -389,6 +399,7 @@ static int parse_low_memory_monitor(ConfParse *p, const ConfKey *k, const char *
 static const ConfKey conf_keys[] = {
         { "Daemon", "Source",        parse_source },
         { "Daemon", "SyscallNumber", parse_syscall_nr },
+        { "Daemon", "SystemPressure", parse_system_pressure },
         { "Daemon", "Watch",         parse_watch, .repeatable = true },
         { "Daemon", "LogLevel",      parse_log_level },
         { "Daemon", "DryRun",        parse_field_bool, CONF_OFFSET(dry_run) },

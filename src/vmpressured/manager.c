@@ -586,7 +586,7 @@ int manager_reload(Manager *m) {
                         scope_rearm(m->scopes[i]);
         }
         log_info("Configuration reloaded: [Levels], [Poll], LogLevel=, DryRun= and MaxSubscribers= apply now; "
-                 "Source=, Watch=, SyscallNumber=, [PSI] and LowMemoryMonitor= need a restart.");
+                 "Source=, Watch=, SyscallNumber=, SystemPressure=, [PSI] and LowMemoryMonitor= need a restart.");
         return 0;
 }
 

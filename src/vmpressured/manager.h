@@ -105,7 +105,7 @@ int manager_add_listener(Manager *m, manager_level_handler_t handler, void *user
 void manager_set_config_loader(Manager *m, manager_config_loader_t loader, void *userdata);
 /* Loads the configuration again and applies what can change while running:
  * [Levels], [Poll], LogLevel=, DryRun=, MaxSubscribers=. Source=, Watch=,
- * SyscallNumber=, [PSI] and LowMemoryMonitor= need a restart. 0;
+ * SyscallNumber=, SystemPressure=, [PSI] and LowMemoryMonitor= need a restart. 0;
  * -EOPNOTSUPP without a loader; the loader's negative errno (the running
  * configuration stays). */
 int manager_reload(Manager *m);

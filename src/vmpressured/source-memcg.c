@@ -4,22 +4,24 @@
  * the seed's algorithm, per cgroup) and memory.oom_control, each delivered
  * through an eventfd registered with cgroup.event_control.
  *
- * Listener mode: we register in the kernel's "default" mode for the root
- * memcg (system scope) and for a watched cgroup alike. In mm/vmpressure.c an
- * event walks from the memcg that reclaims up to the root; a default listener
- * that fires stops it from reaching the default listeners above. So:
- *  - the system scope sees the limit reclaim of every cgroup below it unless
- *    a default listener further down took it (a unit at its MemoryMax= is
- *    pressure the kernel reports; the level engine and policies decide);
- *  - when we also watch a unit, its events are announced once, on the unit
- *    scope, and not again on the system scope: pressure is attributed to the
- *    lowest scope that watches it;
- *  - a foreign default listener below us (another daemon) hides that
- *    subtree's events from our root listener, which "hierarchy" would not.
- * "hierarchy" would announce every unit's pressure twice (unit and system)
- * and "local" on the root would only see global reclaim, which never happens
- * while only a small memcg is at its limit. Change MEMCG_LISTEN_MODE to pick
- * another trade-off.
+ * Listener mode. In mm/vmpressure.c an event is raised on the memcg that
+ * reclaim targets (the root memcg for reclaim of the whole machine, a cgroup
+ * for reclaim at its own limit) and walks up to the root: a "local" listener
+ * only hears its own memcg's reclaim, a "default" one also its children's
+ * unless a default listener further down fired first.
+ *  - System scope, SystemPressure=machine (the default): "local" on the root.
+ *    Only reclaim of the whole machine (kswapd, direct reclaim; inside a
+ *    container, reclaim at the container's own limit) is system pressure. A
+ *    unit at its MemoryMax= is that unit's business: the kernel only reclaims
+ *    and OOM-kills inside it, so a Scope=system policy must not kill another
+ *    unit for it (measured in bench/compare: with "default" a 256 MiB memcg
+ *    at its limit took the whole system to OOM).
+ *  - System scope, SystemPressure=any-cgroup: the kernel's "default" mode; a
+ *    cgroup at its own limit counts as system pressure (the integration tests
+ *    use it: they may only make pressure inside small memcgs).
+ *  - A watched cgroup (Watch=, Scope=unit): "default", so its events are
+ *    announced on the unit scope, and not again on the system scope in
+ *    any-cgroup mode.
  *
  * memory.oom_control notifies the memcg that is out of memory and its
  * descendants, never its ancestors: a root listener only fires when the root
@@ -33,9 +35,6 @@
 #include "log.h"
 #include "source.h"
 
-/* "" is the kernel's default mode; else ",hierarchy" or ",local". */
-#define MEMCG_LISTEN_MODE ""
-
 typedef struct MemcgSource {
         Source source;
         int dir_fd;                             /* the cgroup directory, to see whether it still exists */
@@ -45,6 +44,14 @@ typedef struct MemcgSource {
         sd_event_source *oom_event;
         bool dead;
 } MemcgSource;
+
+/* The suffix for memory.pressure_level's registration: "" is the kernel's
+ * default mode. */
+static const char *memcg_listen_mode(const MemcgSource *m) {
+        bool system = m->source.cgroup[0] == '\0';
+
+        return system && m->source.params->system_pressure == SYSTEM_PRESSURE_MACHINE ? ",local" : "";
+}
 
 /* The kernel's names in memory.pressure_level. */
 static const char *const memcg_level_name[_LEVEL_MAX] = {
@@ -201,7 +208,7 @@ static int memcg_register_pressure(MemcgSource *m) {
         if (fd < 0)
                 return -errno;
         for (Level l = LEVEL_LOW; l < _LEVEL_MAX && r >= 0; l++) {
-                (void) snprintf(args, sizeof(args), "%s%s", memcg_level_name[l], MEMCG_LISTEN_MODE);
+                (void) snprintf(args, sizeof(args), "%s%s", memcg_level_name[l], memcg_listen_mode(m));
                 r = memcg_add_eventfd(m, fd, args, memcg_on_pressure, &m->pressure_fd[l],
                                       &m->pressure_event[l]);
         }

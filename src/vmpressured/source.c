@@ -29,6 +29,21 @@ SourceType source_type_from_string(const char *s) {
         return (SourceType) string_table_lookup(source_type_table, ELEMENTSOF(source_type_table), s);
 }
 
+static const char *const system_pressure_table[_SYSTEM_PRESSURE_MAX] = {
+        [SYSTEM_PRESSURE_MACHINE]    = "machine",
+        [SYSTEM_PRESSURE_ANY_CGROUP] = "any-cgroup",
+};
+
+const char *system_pressure_to_string(SystemPressure p) {
+        if (p < 0 || p >= _SYSTEM_PRESSURE_MAX)
+                return NULL;
+        return system_pressure_table[p];
+}
+
+SystemPressure system_pressure_from_string(const char *s) {
+        return (SystemPressure) string_table_lookup(system_pressure_table, ELEMENTSOF(system_pressure_table), s);
+}
+
 /* mountinfo escapes space, tab, newline and backslash as \ooo (octal). */
 static int mountinfo_unescape(const char *s, char *ret, size_t ret_size) {
         size_t n = 0;

@@ -44,8 +44,20 @@ typedef struct PollConfig {
         usec_t busy_usec;               /* poll interval under pressure */
 } PollConfig;
 
+/* SystemPressure=: what the system scope counts as pressure. */
+typedef enum SystemPressure {
+        SYSTEM_PRESSURE_MACHINE,        /* reclaim for the whole machine (or the container the daemon runs in) */
+        SYSTEM_PRESSURE_ANY_CGROUP,     /* also any cgroup below at its own limit (the kernel's default mode) */
+        _SYSTEM_PRESSURE_MAX,
+        _SYSTEM_PRESSURE_INVALID = -EINVAL,
+} SystemPressure;
+
+const char *system_pressure_to_string(SystemPressure p);
+SystemPressure system_pressure_from_string(const char *s);
+
 typedef struct SourceParams {
         long syscall_nr;                /* vmpressure_fd number; -1: not configured, never guessed */
+        SystemPressure system_pressure; /* the memcg source's listener mode for the system scope */
         PsiConfig psi;
         PollConfig poll;
 } SourceParams;
