@@ -181,15 +181,18 @@ def psi_totals(cg):
 
 
 def proc_status(pid):
-    rss, sw = None, 0
+    """VmRSS KiB and {tid: voluntary + nonvoluntary context switches}."""
+    rss, sw = None, {}
     try:
         for line in open(f"/proc/{pid}/status"):
             if line.startswith("VmRSS:"):
                 rss = int(line.split()[1])
         for t in os.listdir(f"/proc/{pid}/task"):
+            n = 0
             for line in open(f"/proc/{pid}/task/{t}/status"):
                 if "ctxt_switches" in line:
-                    sw += int(line.split()[1])
+                    n += int(line.split()[1])
+            sw[t] = n
     except OSError:
         return None, None
     return rss, sw
@@ -342,11 +345,20 @@ def trial(cfg):
             pid = resp.main.pid
             res["alive_after_start"] = resp.main.poll() is None
             rss0, sw0 = proc_status(pid)
+            t_idle = time.monotonic()
             time.sleep(IDLE_S)
             rss1, sw1 = proc_status(pid)
             if sw1 is not None and sw0 is not None:
-                res["idle"] = {"rss_kib": rss1, "wakeups_per_min": round((sw1 - sw0) * 60 / IDLE_S, 1),
-                               "idle_s": IDLE_S}
+                # Threads present at both ends only (as in the guest): a thread that exits in
+                # between would take its whole count out of a sum over all threads.
+                sw = sum(sw1[t] - sw0[t] for t in sw1 if t in sw0)
+                # What the responder announced while nothing of ours ran: pressure from
+                # elsewhere on the host (wake-ups that are not its idle cost).
+                notif_re = re.compile(PATTERNS.get(cfg["responder"], ("$^", "$^"))[0])
+                seen = [l for _, kind, l in resp.since(t_idle) if kind == "out" and notif_re.search(l)]
+                res["idle"] = {"rss_kib": rss1, "wakeups_per_min": round(sw * 60 / IDLE_S, 1),
+                               "idle_s": IDLE_S, "threads": len(sw1), "notifications": len(seen),
+                               "notification_lines": seen[:5]}
             res["startup_lines"] = [l for _, _, l in resp.lines[:15]]
         res["loads"] = [one_load(cfg, resp, n) for n in cfg["loads"] if n in LOADS]
         if cfg["responder"] != "kernel":

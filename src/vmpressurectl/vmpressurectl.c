@@ -1055,7 +1055,7 @@ static void help(void) {
                "Show and test vmpressured, the low-memory responder.\n\n"
                "Commands:\n"
                "  status                 Level, source, scopes, counters, recent actions, policies\n"
-               "  monitor                Print level changes and kills as they happen\n"
+               "  monitor                Print level changes and actions as they happen\n"
                "  policies               List the policy files in force\n"
                "  check FILE...          Validate policy files (errors as file:line)\n"
                "  simulate LEVEL         Inject a level (low, medium, oom); root only\n"
