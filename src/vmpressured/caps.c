@@ -19,6 +19,12 @@
  *  - CAP_DAC_OVERRIDE: the cgroup files the daemon writes are root-owned
  *    (uid 0 passes the owner check); a cgroup delegated to another user
  *    (Delegate=yes with User=) cannot be watched after start-up.
+ *  - CAP_DAC_READ_SEARCH, unless the kernel needs it: before Linux 6.4
+ *    memory.pressure_level is mode 000 (it had no read handler), so even
+ *    root opens it only with a DAC capability, and the memcg source opens
+ *    one for every cgroup it starts watching (measured in a Debian 12 guest,
+ *    kernel 6.1: EACCES without it). caps_drop_to_runtime() keeps it then,
+ *    and says so.
  *  - CAP_SYS_RESOURCE: PSI triggers with windows under 2 s; the sources open
  *    theirs at start-up (the kernel checks the opener's credentials) and
  *    fall back to 2 s windows otherwise.
@@ -90,14 +96,16 @@ int caps_keep_only(const cap_value_t *keep, size_t n_keep) {
         return left;
 }
 
-int caps_drop_to_runtime(void) {
+int caps_drop_to_runtime(bool keep_dac_read_search) {
         cap_value_t keep[8];
         char names[256] = "", *name;
         size_t n = 0;
         int r;
 
-        for (size_t i = 0; i < caps_runtime_n && i < ELEMENTSOF(keep); i++)
+        for (size_t i = 0; i < caps_runtime_n && i < ELEMENTSOF(keep) - 1; i++)
                 keep[n++] = caps_runtime[i].cap;
+        if (keep_dac_read_search)
+                keep[n++] = CAP_DAC_READ_SEARCH;
 
         r = caps_keep_only(keep, n);
         if (r < 0)

@@ -10,6 +10,7 @@
  * nothing can come back, not even through execve().
  */
 
+#include <stdbool.h>
 #include <sys/capability.h>
 
 typedef struct CapKeep {
@@ -23,7 +24,11 @@ extern const size_t caps_runtime_n;
 
 /* Applies the table. 0 on success (also when the process had less to begin
  * with: an unprivileged test run), negative errno when the kernel refused. */
-int caps_drop_to_runtime(void);
+/* keep_dac_read_search: also keep CAP_DAC_READ_SEARCH, for a kernel whose
+ * memory.pressure_level files are mode 000 (before "memcg v1: provide read
+ * access to memory.pressure_level", Linux 6.4): registering a listener opens
+ * one for reading, also for cgroups watched after start-up. */
+int caps_drop_to_runtime(bool keep_dac_read_search);
 
 /* Drops to exactly keep[] (intersected with what the process has).
  * Returns the number of capabilities still in the bounding set beyond

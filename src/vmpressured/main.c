@@ -317,7 +317,7 @@ int main(int argc, char *argv[]) {
         }
         bus_set_responder(bus, responder);
         /* Last: everything that needed more privilege is open now. */
-        r = caps_drop_to_runtime();
+        r = caps_drop_to_runtime(memcg_pressure_level_unreadable(&m->env));
         if (r < 0)
                 return EXIT_FAILURE;
 

@@ -53,6 +53,16 @@ static const char *memcg_listen_mode(const MemcgSource *m) {
         return system && m->source.params->system_pressure == SYSTEM_PRESSURE_MACHINE ? ",local" : "";
 }
 
+bool memcg_pressure_level_unreadable(const SourceEnv *env) {
+        char path[PATH_MAX + 32];
+        struct stat st;
+
+        if (env->memcg_v1_root[0] == '\0')
+                return false;
+        (void) snprintf(path, sizeof(path), "%s/memory.pressure_level", env->memcg_v1_root);
+        return stat(path, &st) >= 0 && (st.st_mode & 0444) == 0;
+}
+
 /* The kernel's names in memory.pressure_level. */
 static const char *const memcg_level_name[_LEVEL_MAX] = {
         [LEVEL_LOW]    = "low",

@@ -123,6 +123,11 @@ extern const SourceOps source_memcg_ops;
 extern const SourceOps source_psi_ops;
 extern const SourceOps source_vmstat_ops;
 
+/* Whether the v1 memory controller is mounted and its root
+ * memory.pressure_level has no read permission (mode 000: kernels before
+ * 6.4), so that watching a cgroup needs CAP_DAC_READ_SEARCH. */
+bool memcg_pressure_level_unreadable(const SourceEnv *env);
+
 /* Headroom for SAMPLE_HEADROOM: the system (cgroup NULL/""): MemAvailable +
  * SwapFree of MemTotal + SwapTotal; a cgroup: limit - (usage - inactive_file).
  * -ENODATA when the cgroup has no limit. Reads into a caller's buffer: no allocation. */
