@@ -330,28 +330,29 @@ static int status_read(sd_bus *bus, Status *s, sd_bus_error *e) {
                 r = get_string(bus, "Source", &s->source, e);
         if (r >= 0)
                 r = get_string(bus, "Version", &s->version, e);
-        if (r >= 0)
-                r = get_trivial(bus, "Index", 'u', &s->index, e);
-        if (r >= 0)
-                r = get_trivial(bus, "Subscribers", 'u', &s->subscribers, e);
-        if (r >= 0)
-                r = get_trivial(bus, "LastChangeUSec", 't', &s->last_change_usec, e);
-        for (Level l = 0; r >= 0 && l < _LEVEL_MAX; l++)
-                r = get_trivial(bus, counts[l], 't', &s->count[l], e);
-        if (r >= 0)
-                r = get_trivial(bus, "Kills", 't', &s->kills, e);
-        if (r >= 0)
-                r = get_trivial(bus, "Signals", 't', &s->signals, e);
-        if (r >= 0)
-                r = get_trivial(bus, "SignalsSuppressed", 't', &s->signals_suppressed, e);
-        if (r >= 0)
-                r = get_trivial(bus, "Simulations", 't', &s->simulations, e);
-        if (r >= 0)
-                r = get_trivial(bus, "SubscriberDrops", 't', &s->subscriber_drops, e);
-        if (r >= 0)
-                r = get_trivial(bus, "SignalDrops", 't', &s->signal_drops, e);
-        if (r >= 0)
-                r = get_trivial(bus, "DryRun", 'b', &s->dry_run, e);
+        /* The plain-typed properties, in one table. */
+        const struct {
+                const char *name;
+                char type;
+                void *ret;
+        } trivial[] = {
+                { "Index",             'u', &s->index },
+                { "Subscribers",       'u', &s->subscribers },
+                { "LastChangeUSec",    't', &s->last_change_usec },
+                { counts[LEVEL_NONE],  't', &s->count[LEVEL_NONE] },
+                { counts[LEVEL_LOW],   't', &s->count[LEVEL_LOW] },
+                { counts[LEVEL_MEDIUM],'t', &s->count[LEVEL_MEDIUM] },
+                { counts[LEVEL_OOM],   't', &s->count[LEVEL_OOM] },
+                { "Kills",             't', &s->kills },
+                { "Signals",           't', &s->signals },
+                { "SignalsSuppressed", 't', &s->signals_suppressed },
+                { "Simulations",       't', &s->simulations },
+                { "SubscriberDrops",   't', &s->subscriber_drops },
+                { "SignalDrops",       't', &s->signal_drops },
+                { "DryRun",            'b', &s->dry_run },
+        };
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(trivial); i++)
+                r = get_trivial(bus, trivial[i].name, trivial[i].type, trivial[i].ret, e);
         if (r >= 0)
                 r = sd_bus_get_property_strv(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Policies", e, &s->policies);
         if (r >= 0)

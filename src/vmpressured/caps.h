@@ -4,7 +4,8 @@
 /*
  * Least privilege after start-up. The daemon stays uid 0 (cgroup.event_control
  * is --w------- root:root, and systemd's KillUnit checks uid 0 or CAP_KILL)
- * but keeps only these capabilities, in the effective and permitted sets;
+ * but keeps only these capabilities (and CAP_DAC_READ_SEARCH on kernels
+ * before 6.4, see caps.c), in the effective and permitted sets;
  * every other one leaves the bounding set too (where CAP_SETPCAP allows),
  * the inheritable and ambient sets are emptied and no_new_privs is set, so
  * nothing can come back, not even through execve().
