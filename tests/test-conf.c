@@ -176,7 +176,7 @@ static void test_good_values(void) {
                 { "[Levels]\nHeadroomFloor=2%\n", F_FLOOR_PERMYRIAD, 200 },
                 { "[Levels]\nHeadroomFloor=2.5%\n", F_FLOOR_PERMYRIAD, 250 },
                 { "[Levels]\nHeadroomFloor=0.05%\n", F_FLOOR_PERMYRIAD, 5 },
-                { "[Levels]\nHeadroomFloor=100%\n", F_FLOOR_PERMYRIAD, 10000 },
+                { "[Levels]\nHeadroomFloor=49.99%\n", F_FLOOR_PERMYRIAD, 4999 },
                 { "[Levels]\nHeadroomFloor=0\n", F_FLOOR_PERMYRIAD, 0 },
                 { "[Levels]\nHeadroomFloor=0\n", F_FLOOR_BYTES, 0 },
                 { "[Levels]\nHeadroomFloor=4096\n", F_FLOOR_BYTES, 4096 },
@@ -271,10 +271,19 @@ static void test_bad_values(void) {
                   F ":2: Invalid value '99999999999999999999' for RepeatSec=: must be a duration 0…1h" },
                 { "[Levels]\nHeadroomFloor=lots\n", F_FLOOR_PERMYRIAD,
                   F ":2: Invalid value 'lots' for HeadroomFloor=: must be a size (like 64M), "
-                  "a percentage 0…100% (like 2.5%) or 0" },
+                  "a percentage below 50% (like 2.5%) or 0" },
                 { "[Levels]\nHeadroomFloor=101%\n", F_FLOOR_PERMYRIAD,
                   F ":2: Invalid value '101%' for HeadroomFloor=: must be a size (like 64M), "
-                  "a percentage 0…100% (like 2.5%) or 0" },
+                  "a percentage below 50% (like 2.5%) or 0" },
+                /* At 50 % or more the floor is OOM whenever half the memory is used. */
+                { "[Levels]\nHeadroomFloor=100%\n", F_FLOOR_PERMYRIAD,
+                  F ":2: Invalid value '100%' for HeadroomFloor=: a floor of half the memory or more is OOM "
+                  "all the time; must be below 50%" },
+                { "[Levels]\nHeadroomFloor=50%\n", F_FLOOR_PERMYRIAD,
+                  F ":2: Invalid value '50%' for HeadroomFloor=: a floor of half the memory or more is OOM "
+                  "all the time; must be below 50%" },
+                { "[Levels]\nHeadroomFloor=50.0%\n", F_FLOOR_PERMYRIAD, NULL },
+                { "[Levels]\nHeadroomFloor=99.99%\n", F_FLOOR_PERMYRIAD, NULL },
                 { "[Levels]\nHeadroomFloor=2.555%\n", F_FLOOR_PERMYRIAD, NULL },
                 { "[Levels]\nHeadroomFloor=100.5%\n", F_FLOOR_PERMYRIAD, NULL },
                 { "[Levels]\nHeadroomFloor=-1%\n", F_FLOOR_PERMYRIAD, NULL },
@@ -779,8 +788,59 @@ static void test_shipped_file(void) {
         CHECK(same_but(&c, _F_MAX));
 }
 
+/* HeadroomFloor= sizes against the RAM the caller passes in (MemTotal):
+ * below half of it is a floor, half or more is OOM all the time. */
+static void test_headroom_floor_mem_total(void) {
+        static const struct {
+                uint64_t mem;
+                const char *text;
+                const char *diag;       /* NULL: accepted */
+                uint64_t bytes;
+        } t[] = {
+                { UINT64_C(24) << 30, "[Levels]\nHeadroomFloor=64M\n", NULL, UINT64_C(64) << 20 },
+                { UINT64_C(24) << 30, "[Levels]\nHeadroomFloor=12287M\n", NULL, UINT64_C(12287) << 20 },
+                { UINT64_C(24) << 30, "[Levels]\nHeadroomFloor=12G\n",
+                  F ":2: Invalid value '12G' for HeadroomFloor=: half or more of this machine's memory "
+                  "(MemTotal 24.0G) is OOM all the time; must be below half of it, 12.0G" },
+                { UINT64_C(24) << 30, "[Levels]\nHeadroomFloor=32G\n",
+                  F ":2: Invalid value '32G' for HeadroomFloor=: more than all of this machine's memory "
+                  "(MemTotal 24.0G) is OOM all the time; must be below half of it, 12.0G" },
+                { UINT64_C(1000) << 20, "[Levels]\nHeadroomFloor=1T\n",
+                  F ":2: Invalid value '1T' for HeadroomFloor=: more than all of this machine's memory "
+                  "(MemTotal 1000.0M) is OOM all the time; must be below half of it, 500.0M" },
+                /* 0 is "off", whatever the RAM. */
+                { UINT64_C(1) << 30, "[Levels]\nHeadroomFloor=0\n", NULL, 0 },
+                /* Unknown RAM: sizes are not bounded (percentages still are). */
+                { 0, "[Levels]\nHeadroomFloor=1T\n", NULL, UINT64_C(1) << 40 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                Diagnostics d;
+                Config c;
+                int r;
+
+                config_init(&c);
+                CHECK_EQ_U64(c.mem_total_bytes, 0);
+                c.mem_total_bytes = t[i].mem;
+                r = parse(&c, t[i].text, &d);
+                if (!t[i].diag) {
+                        CHECK_EQ_INT(r, 0);
+                        CHECK_EQ_INT(diag_count(&d), 0);
+                        CHECK_EQ_U64(c.level.headroom_floor_bytes, t[i].bytes);
+                        continue;
+                }
+                CHECK_EQ_INT(r, -EINVAL);
+                CHECK_EQ_INT(diag_count(&d), 1);
+                CHECK_STREQ(d.n > 0 ? d.msg[0] : "(none)", t[i].diag);
+                /* Refused: the default floor (2 %) stays. */
+                CHECK_EQ_U64(c.level.headroom_floor_bytes, 0);
+                CHECK_EQ_INT(c.level.headroom_floor_permyriad, 200);
+        }
+}
+
 int main(void) {
         test_defaults();
+        test_headroom_floor_mem_total();
         test_empty_and_comments();
         test_good_values();
         test_bad_values();

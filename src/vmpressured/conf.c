@@ -347,40 +347,85 @@ static int parse_watch(ConfParse *p, const ConfKey *k, const char *value, unsign
         return ret;
 }
 
+/* A floor is the headroom below which a scope is at OOM. At 50 % or more
+ * the daemon calls OOM whenever half the memory is in use, which a busy
+ * machine always is: it would kill the Kill=yes units over and over. 100 %
+ * (or a size above the RAM) is OOM forever. Percentages must stay below
+ * 50 %, and sizes below half of MemTotal when the caller knows it. */
+#define HEADROOM_FLOOR_PERMYRIAD_MAX 4999u
+
+/* "12.3G", "640M", "512K" or bytes: one decimal, base 1024. */
+static const char *format_size(char *buf, size_t size, uint64_t bytes) {
+        static const char suffix[] = "BKMGT";
+        uint64_t tenths = bytes * 10;
+        size_t i = 0;
+
+        if (bytes > UINT64_MAX / 10)
+                tenths = UINT64_MAX;
+        while (i + 1 < sizeof(suffix) - 1 && tenths >= 1024 * 10) {
+                tenths /= 1024;
+                i++;
+        }
+        if (i == 0)
+                (void) snprintf(buf, size, "%" PRIu64, bytes);
+        else
+                (void) snprintf(buf, size, "%" PRIu64 ".%" PRIu64 "%c", tenths / 10, tenths % 10, suffix[i]);
+        return buf;
+}
+
+static int parse_headroom_percent(ConfParse *p, const ConfKey *k, const char *value, unsigned line,
+                                  const char *must) {
+        LevelConfig *lc = &p->config->level;
+        size_t n = strlen(value);
+        char num[16], *dot;
+        unsigned whole = 0, frac = 0;
+
+        if (n - 1 >= sizeof(num))
+                return invalid_value(p, k, value, line, must);
+        memcpy(num, value, n - 1);
+        num[n - 1] = '\0';
+        dot = strchr(num, '.');
+        if (dot) {
+                size_t fl = strlen(dot + 1);
+
+                *dot = '\0';
+                if (fl < 1 || fl > 2 || parse_unsigned(dot + 1, 0, 99, &frac) < 0)
+                        return invalid_value(p, k, value, line, must);
+                if (fl == 1)
+                        frac *= 10;
+        }
+        if (parse_unsigned(num, 0, 100, &whole) < 0 || whole * 100 + frac > 10000)
+                return invalid_value(p, k, value, line, must);
+        if (whole * 100 + frac > HEADROOM_FLOOR_PERMYRIAD_MAX)
+                return invalid_value(p, k, value, line,
+                                     "a floor of half the memory or more is OOM all the time; must be below 50%");
+        lc->headroom_floor_permyriad = whole * 100 + frac;
+        lc->headroom_floor_bytes = 0;
+        return 0;
+}
+
 /* "0" disables; "64M" is bytes (base 1024); "2%" or "2.5%" is a share of the
  * total, stored as permyriad (200, 250). Either form clears the other. */
 static int parse_headroom_floor(ConfParse *p, const ConfKey *k, const char *value, unsigned line) {
-        static const char must[] = "must be a size (like 64M), a percentage 0…100% (like 2.5%) or 0";
+        static const char must[] = "must be a size (like 64M), a percentage below 50% (like 2.5%) or 0";
         LevelConfig *lc = &p->config->level;
+        uint64_t mem = p->config->mem_total_bytes, bytes;
         size_t n = strlen(value);
+        char why[160], a[32], b[32];
 
-        if (n > 0 && value[n - 1] == '%') {
-                char num[16], *dot;
-                unsigned whole = 0, frac = 0;
+        if (n > 0 && value[n - 1] == '%')
+                return parse_headroom_percent(p, k, value, line, must);
 
-                if (n - 1 >= sizeof(num))
-                        return invalid_value(p, k, value, line, must);
-                memcpy(num, value, n - 1);
-                num[n - 1] = '\0';
-                dot = strchr(num, '.');
-                if (dot) {
-                        size_t fl = strlen(dot + 1);
-
-                        *dot = '\0';
-                        if (fl < 1 || fl > 2 || parse_unsigned(dot + 1, 0, 99, &frac) < 0)
-                                return invalid_value(p, k, value, line, must);
-                        if (fl == 1)
-                                frac *= 10;
-                }
-                if (parse_unsigned(num, 0, 100, &whole) < 0 || whole * 100 + frac > 10000)
-                        return invalid_value(p, k, value, line, must);
-                lc->headroom_floor_permyriad = whole * 100 + frac;
-                lc->headroom_floor_bytes = 0;
-                return 0;
-        }
-
-        if (parse_size(value, &lc->headroom_floor_bytes) < 0)
+        if (parse_size(value, &bytes) < 0)
                 return invalid_value(p, k, value, line, must);
+        if (mem > 0 && bytes >= mem / 2) {
+                (void) snprintf(why, sizeof(why), "%s of this machine's memory (MemTotal %s) is OOM all the "
+                                "time; must be below half of it, %s",
+                                bytes >= mem ? "more than all" : "half or more", format_size(a, sizeof(a), mem),
+                                format_size(b, sizeof(b), mem / 2));
+                return invalid_value(p, k, value, line, why);
+        }
+        lc->headroom_floor_bytes = bytes;
         lc->headroom_floor_permyriad = 0;
         return 0;
 }

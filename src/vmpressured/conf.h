@@ -28,12 +28,17 @@ typedef struct Config {
         bool dry_run;
         LowMemoryMonitorMode low_memory_monitor;        /* auto by default */
         unsigned max_subscribers;       /* Subscribe() descriptors at once, 4096 by default */
+        /* Input, not a key: the machine's RAM (MemTotal) for the bound on
+         * HeadroomFloor= sizes, set by the caller before config_parse(); 0
+         * (config_init()'s) when unknown, and then only percentages are bounded. */
+        uint64_t mem_total_bytes;
 } Config;
 
 void config_init(Config *c);
 
 /* Parses the text of one vmpressured.conf into c (which holds defaults or an
- * earlier file's values). Every bad line is added to diag as file:line.
+ * earlier file's values, and c->mem_total_bytes). Every bad line is added to
+ * diag as file:line.
  * Returns 0 when the file is clean, -EINVAL when diag got errors. */
 int config_parse(Config *c, const char *filename, const char *text, size_t len, Diagnostics *diag);
 

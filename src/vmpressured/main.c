@@ -183,6 +183,7 @@ static int load_config(const Args *a, Config *c) {
         diag = calloc(1, sizeof(Diagnostics));
         if (!diag)
                 return -ENOMEM;
+        c->mem_total_bytes = memory_total_bytes();     /* bounds HeadroomFloor= sizes */
         r = config_parse(c, a->config_path, text, len, diag);
         for (size_t i = 0; i < diag->n; i++)
                 fprintf(stderr, "%s\n", diag->msg[i]);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <malloc.h>
+#include <sys/sysinfo.h>
 
 #include "memory.h"
 
@@ -47,4 +48,12 @@ int memory_reserve_refill(void) {
                 return 0;
         r = heap_touch(MEMORY_HEAP_RESERVE_BYTES);
         return r < 0 ? r : 1;
+}
+
+uint64_t memory_total_bytes(void) {
+        struct sysinfo si;
+
+        if (sysinfo(&si) < 0)
+                return 0;
+        return (uint64_t) si.totalram * (si.mem_unit ?: 1);
 }

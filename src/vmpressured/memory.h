@@ -34,3 +34,7 @@ int memory_reserve(void);
  * touched malloc() that is freed again). Not for the OOM path. 1 refilled,
  * 0 nothing to do, -ENOMEM. */
 int memory_reserve_refill(void);
+
+/* The machine's RAM, what /proc/meminfo calls MemTotal (sysinfo(2):
+ * totalram × mem_unit, the same counter); 0 when unknown. */
+uint64_t memory_total_bytes(void);

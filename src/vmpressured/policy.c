@@ -251,9 +251,15 @@ static int parse_signal_interval(PolicyParse *p, const char *key, const char *va
         return 0;
 }
 
-/* Signal= is for notifications ("drop your caches"). SIGKILL and SIGSTOP
- * are refused: killing goes through Kill=, which has the rules (never
- * PID 1, largest first, pidfds, a pause), and a stopped unit frees nothing. */
+/* Signal= is for notifications ("drop your caches"). SIGKILL and the
+ * stopping signals are refused: killing goes through Kill=, which has the
+ * rules (never PID 1, largest first, pidfds, a pause), and a stopped unit
+ * frees nothing. SIGTSTP, SIGTTIN and SIGTTOU stop a process that does not
+ * handle them just as SIGSTOP does. */
+static bool signal_stops(int sig) {
+        return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
 static int parse_signal(PolicyParse *p, const char *key, const char *value, unsigned line) {
         int sig;
 
@@ -269,8 +275,9 @@ static int parse_signal(PolicyParse *p, const char *key, const char *value, unsi
                 policy_error(p, line, "Signal=%s is not allowed: use Kill=yes in [OOM] to kill", value);
                 return -EINVAL;
         }
-        if (sig == SIGSTOP) {
-                policy_error(p, line, "Signal=%s is not allowed: a stopped unit frees no memory", value);
+        if (signal_stops(sig)) {
+                policy_error(p, line, "Signal=%s is not allowed: it stops the unit, and a stopped unit frees "
+                             "no memory", value);
                 return -EINVAL;
         }
         current_action(p)->signal = sig;
