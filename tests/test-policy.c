@@ -574,6 +574,151 @@ static void test_load_dirs(void) {
         CHECK(system(cmd) == 0);
 }
 
+/* ---- the loader refuses what others than root can change ---- */
+
+#define NOBODY_UID 65534
+
+/* path of name in dir, for the messages */
+static const char *at(char *buf, size_t size, const char *dir, const char *name) {
+        (void) snprintf(buf, size, "%s/%s", dir, name);
+        return buf;
+}
+
+static bool diag_has(const Diagnostics *d, const char *expected) {
+        for (size_t i = 0; i < d->n; i++)
+                if (streq(d->msg[i], expected))
+                        return true;
+        fprintf(stderr, "  missing: %s\n", expected);
+        return false;
+}
+
+static void test_load_untrusted(void) {
+        char tmp[] = "/tmp/test-policy-own-XXXXXX", pol[64], elsewhere[64], theirs[64], open_dir[64],
+             sticky[64], owned_dir[64], path[PATH_MAX], target[PATH_MAX], expected[DIAG_LEN + 64], cmd[128];
+        _cleanup_(policy_set_freep) PolicySet *s = NULL;
+        const char *dirs[4];
+        bool root = geteuid() == 0;
+        Diagnostics d;
+        int r;
+
+        if (!mkdtemp(tmp)) {
+                CHECK(false);
+                return;
+        }
+        (void) snprintf(pol, sizeof(pol), "%s/pol", tmp);
+        (void) snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", tmp);    /* root's: trusted */
+        (void) snprintf(theirs, sizeof(theirs), "%s/theirs", tmp);             /* nobody's directory */
+        (void) snprintf(open_dir, sizeof(open_dir), "%s/open", tmp);           /* 0777, no sticky bit */
+        (void) snprintf(sticky, sizeof(sticky), "%s/sticky", tmp);             /* 01777 */
+        (void) snprintf(owned_dir, sizeof(owned_dir), "%s/owned", tmp);        /* a policy dir of nobody's */
+        CHECK(mkdir(pol, 0755) == 0 && mkdir(elsewhere, 0755) == 0 && mkdir(theirs, 0755) == 0);
+        CHECK(mkdir(open_dir, 0755) == 0 && chmod(open_dir, 0777) == 0);
+        CHECK(mkdir(sticky, 0755) == 0 && chmod(sticky, 01777) == 0);
+        CHECK(mkdir(owned_dir, 0755) == 0);
+
+        write_file(pol, "good.service.policy", "[OOM]\nKill=yes\n", 15);
+        (void) snprintf(path, sizeof(path), "%s/masked.service.policy", pol);
+        CHECK(symlink("/dev/null", path) == 0);                 /* the mask still works */
+        write_file(elsewhere, "ok.policy", "[OOM]\nKill=yes\n", 15);
+        (void) snprintf(path, sizeof(path), "%s/goodlink.service.policy", pol);
+        CHECK(symlink(at(target, sizeof(target), elsewhere, "ok.policy"), path) == 0);
+        write_file(pol, "group.service.policy", "[OOM]\nKill=yes\n", 15);
+        CHECK(chmod(at(path, sizeof(path), pol, "group.service.policy"), 0664) == 0);
+        write_file(pol, "world.service.policy", "[OOM]\nKill=yes\n", 15);
+        CHECK(chmod(at(path, sizeof(path), pol, "world.service.policy"), 0646) == 0);
+        write_file(elsewhere, "group.policy", "[OOM]\nKill=yes\n", 15);
+        CHECK(chmod(at(path, sizeof(path), elsewhere, "group.policy"), 0620) == 0);
+        (void) snprintf(path, sizeof(path), "%s/grouplink.service.policy", pol);
+        CHECK(symlink(at(target, sizeof(target), elsewhere, "group.policy"), path) == 0);
+        write_file(open_dir, "o.policy", "[OOM]\nKill=yes\n", 15);
+        (void) snprintf(path, sizeof(path), "%s/opendirlink.service.policy", pol);
+        CHECK(symlink(at(target, sizeof(target), open_dir, "o.policy"), path) == 0);
+        write_file(sticky, "st.service.policy", "[OOM]\nKill=yes\n", 15);         /* root's, in /tmp-like */
+        write_file(open_dir, "x.service.policy", "[OOM]\nKill=yes\n", 15);
+
+        dirs[0] = pol;
+        dirs[1] = open_dir;
+        dirs[2] = sticky;
+        dirs[3] = owned_dir;
+        if (root) {
+                /* nobody's file, a symlink to nobody's file, a symlink to
+                 * root's file in nobody's directory, a directory of nobody's */
+                write_file(pol, "nobody.service.policy", "[OOM]\nKill=yes\n", 15);
+                CHECK(chown(at(path, sizeof(path), pol, "nobody.service.policy"), NOBODY_UID, NOBODY_UID) == 0);
+                write_file(theirs, "t.policy", "[OOM]\nKill=yes\n", 15);
+                write_file(theirs, "u.policy", "[OOM]\nKill=yes\n", 15);
+                CHECK(chown(at(path, sizeof(path), theirs, "t.policy"), NOBODY_UID, NOBODY_UID) == 0);
+                CHECK(chown(theirs, NOBODY_UID, NOBODY_UID) == 0);
+                (void) snprintf(path, sizeof(path), "%s/link.service.policy", pol);
+                CHECK(symlink(at(target, sizeof(target), theirs, "t.policy"), path) == 0);
+                (void) snprintf(path, sizeof(path), "%s/dirlink.service.policy", pol);
+                CHECK(symlink(at(target, sizeof(target), theirs, "u.policy"), path) == 0);
+                write_file(owned_dir, "y.service.policy", "[OOM]\nKill=yes\n", 15);
+                CHECK(chown(owned_dir, NOBODY_UID, NOBODY_UID) == 0);
+        } else
+                fprintf(stderr, "  (untrusted) not root: the cases of files owned by nobody are left out\n");
+
+        diag_clear(&d);
+        r = policy_set_load(dirs, ELEMENTSOF(dirs), &s, &d);
+        for (size_t i = 0; i < d.n; i++)
+                fprintf(stderr, "  (untrusted) %s\n", d.msg[i]);
+        CHECK_EQ_INT(r, root ? 9 : 5);
+        CHECK_EQ_INT(diag_count(&d), root ? 9 : 5);
+
+        (void) snprintf(expected, sizeof(expected), "%s/group.service.policy: File is writable by its group, "
+                        "gid %u (mode 0664): only root may change a policy, ignoring file", pol, (unsigned) getegid());
+        CHECK(diag_has(&d, expected));
+        (void) snprintf(expected, sizeof(expected), "%s/world.service.policy: File is writable by everyone "
+                        "(mode 0646): only root may change a policy, ignoring file", pol);
+        CHECK(diag_has(&d, expected));
+        (void) snprintf(expected, sizeof(expected), "%s/grouplink.service.policy: Symlink target %s/group.policy "
+                        "is writable by its group, gid %u (mode 0620): only root may change a policy, ignoring file",
+                        pol, elsewhere, (unsigned) getegid());
+        CHECK(diag_has(&d, expected));
+        (void) snprintf(expected, sizeof(expected), "%s/opendirlink.service.policy: Symlink target's directory %s "
+                        "is writable by everyone (mode 0777, no sticky bit): only root may change a policy, "
+                        "ignoring file", pol, open_dir);
+        CHECK(diag_has(&d, expected));
+        (void) snprintf(expected, sizeof(expected), "%s: Directory is writable by everyone (mode 0777, no sticky "
+                        "bit): only root may change a policy, ignoring every file in it", open_dir);
+        CHECK(diag_has(&d, expected));
+        if (root) {
+                (void) snprintf(expected, sizeof(expected), "%s/nobody.service.policy: File is owned by uid 65534, "
+                                "not root: that user could change the policy, ignoring file", pol);
+                CHECK(diag_has(&d, expected));
+                (void) snprintf(expected, sizeof(expected), "%s/link.service.policy: Symlink target %s/t.policy is "
+                                "owned by uid 65534, not root: that user could change the policy, ignoring file",
+                                pol, theirs);
+                CHECK(diag_has(&d, expected));
+                (void) snprintf(expected, sizeof(expected), "%s/dirlink.service.policy: Symlink target's directory "
+                                "%s is owned by uid 65534, not root: that user could change the policy, ignoring "
+                                "file", pol, theirs);
+                CHECK(diag_has(&d, expected));
+                (void) snprintf(expected, sizeof(expected), "%s: Directory is owned by uid 65534, not root: that "
+                                "user could change the policy, ignoring every file in it", owned_dir);
+                CHECK(diag_has(&d, expected));
+        }
+
+        /* The good ones load; the refused ones are broken, not loaded. */
+        CHECK(policy_set_find(s, "good.service") != NULL);
+        CHECK(policy_set_find(s, "goodlink.service") != NULL);
+        CHECK(policy_set_find(s, "st.service") != NULL);        /* root's file in a sticky directory */
+        CHECK(policy_set_get(s, "masked.service") && policy_set_get(s, "masked.service")->state == POLICY_MASKED);
+        CHECK(policy_set_find(s, "group.service") == NULL);
+        CHECK(policy_set_find(s, "world.service") == NULL);
+        CHECK(policy_set_find(s, "grouplink.service") == NULL);
+        CHECK(policy_set_find(s, "opendirlink.service") == NULL);
+        CHECK(policy_set_find(s, "x.service") == NULL);         /* in the open directory */
+        CHECK(policy_set_find(s, "nobody.service") == NULL);
+        CHECK(policy_set_find(s, "link.service") == NULL);
+        CHECK(policy_set_find(s, "dirlink.service") == NULL);
+        CHECK(policy_set_find(s, "y.service") == NULL);         /* in nobody's directory */
+        CHECK_EQ_INT(policy_set_count_loaded(s), 3);
+
+        (void) snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+        CHECK(system(cmd) == 0);
+}
+
 int main(void) {
         test_bad_cases();
         test_rest_still_loads();
@@ -585,5 +730,6 @@ int main(void) {
         test_signals();
         test_set_first_wins();
         test_load_dirs();
+        test_load_untrusted();
         return test_exit("test-policy");
 }

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
@@ -998,12 +1000,19 @@ finish:
 
 /* ---- check ---- */
 
+static const char *file_type_name(mode_t m) {
+        return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" :
+               S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" : "not a file";
+}
+
 /* 0 when the file is fine, 1 when problems were printed. */
 static int check_file(const char *path) {
         _cleanup_(freep) Diagnostics *diag = calloc(1, sizeof(Diagnostics));
         _cleanup_(freep) Policy *p = malloc(sizeof(Policy));
         _cleanup_(freep) char *text = NULL, *copy = NULL;
         _cleanup_(closep) int fd = -EBADF;
+        struct stat st;
+        bool is_null;
         size_t len = 0;
         ssize_t n;
         int r;
@@ -1012,9 +1021,20 @@ static int check_file(const char *path) {
                 fprintf(stderr, "vmpressurectl: out of memory\n");
                 return 1;
         }
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        /* O_NONBLOCK: opening a FIFO blocks until a writer comes; a policy
+         * is a regular file (or /dev/null, a mask, as in the directories). */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
                 fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
+                return 1;
+        }
+        if (fstat(fd, &st) < 0) {
+                fprintf(stderr, "%s: cannot stat: %s\n", path, strerror(errno));
+                return 1;
+        }
+        is_null = S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);  /* reads as empty: a mask */
+        if (!is_null && !S_ISREG(st.st_mode)) {
+                fprintf(stderr, "%s: not a regular file (%s), not a policy\n", path, file_type_name(st.st_mode));
                 return 1;
         }
         /* One byte more than the parser accepts, so that it sees "too large". */
@@ -1033,7 +1053,7 @@ static int check_file(const char *path) {
         if (diag->n_dropped > 0)
                 fprintf(stderr, "%s: %zu more problems not shown\n", path, diag->n_dropped);
         if (r == 0 && p->state == POLICY_MASKED)
-                printf("%s: empty file: masks %s\n", path, p->unit);
+                printf("%s: %s: masks %s\n", path, is_null ? "/dev/null" : "empty file", p->unit);
         return r != 0;
 }
 

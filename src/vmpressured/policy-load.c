@@ -87,12 +87,75 @@ static int list_policy_names(int dfd, NameList *ret) {
         return 0;
 }
 
+/* A policy decides which processes get signals and which may be killed, so
+ * only root may be able to change one, as sudo and systemd demand of their
+ * files: the file (a symlink's target) must be owned by root, or by the
+ * user the daemon runs as (an unprivileged test run), and writable by
+ * nobody else; a directory likewise, except that a group- or
+ * world-writable one with the sticky bit (like /tmp) is fine: others may
+ * add files there, which this check refuses, but cannot rename or remove
+ * root's. 0 when trusted; -EPERM with why filled in otherwise. */
+static int check_trusted(const struct stat *st, const char *what, char *why, size_t size) {
+        bool dir = S_ISDIR(st->st_mode);
+
+        if (st->st_uid != 0 && st->st_uid != geteuid()) {
+                (void) snprintf(why, size, "%s is owned by uid %u, not root: that user could change the policy",
+                                what, (unsigned) st->st_uid);
+                return -EPERM;
+        }
+        if (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (dir && (st->st_mode & S_ISVTX)))
+                return 0;
+        if (st->st_mode & S_IWOTH)
+                (void) snprintf(why, size, "%s is writable by everyone (mode %04o%s): only root may change a policy",
+                                what, (unsigned) (st->st_mode & 07777), dir ? ", no sticky bit" : "");
+        else
+                (void) snprintf(why, size, "%s is writable by its group, gid %u (mode %04o%s): only root may "
+                                "change a policy", what, (unsigned) st->st_gid, (unsigned) (st->st_mode & 07777),
+                                dir ? ", no sticky bit" : "");
+        return -EPERM;
+}
+
+/* Where a symlink in a policy directory points: its target and the
+ * directory that holds the target must be trusted too, or whoever owns
+ * them can change the policy. */
+static int check_symlink_target(int fd, char *why, size_t size) {
+        char proc[64], target[PATH_MAX], what[PATH_MAX + 32], *slash;
+        struct stat st;
+        ssize_t n;
+
+        (void) snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        n = readlink(proc, target, sizeof(target) - 1);
+        if (n < 0 || n >= (ssize_t) sizeof(target) - 1) {
+                (void) snprintf(why, size, "Cannot tell where the symlink points (%s), so whether only root "
+                                "may change it", n < 0 ? strerror(errno) : "path too long");
+                return -EPERM;
+        }
+        target[n] = '\0';
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        (void) snprintf(what, sizeof(what), "Symlink target %s", target);
+        if (check_trusted(&st, what, why, size) < 0)
+                return -EPERM;
+        slash = strrchr(target, '/');
+        if (!slash)
+                return 0;
+        if (slash == target)
+                slash[1] = '\0';        /* "/x.policy": the root directory */
+        else
+                *slash = '\0';
+        if (stat(target, &st) < 0)
+                return -errno;
+        (void) snprintf(what, sizeof(what), "Symlink target's directory %s", target);
+        return check_trusted(&st, what, why, size);
+}
+
 /* Reads name into buf (POLICY_FILE_MAX + 1 bytes: one more tells the parser
  * the file is too large). Returns the length, or a negative errno
- * (-EBADFD: not a regular file). /dev/null reads as empty: a mask. */
-static ssize_t read_policy(int dfd, const char *name, char *buf) {
+ * (-EBADFD: not a regular file; -EPERM: not trusted, why says why).
+ * /dev/null reads as empty: a mask. */
+static ssize_t read_policy(int dfd, const char *name, char *buf, char *why, size_t why_size) {
         _cleanup_(closep) int fd = -EBADF;
-        struct stat st;
+        struct stat st, lst;
         size_t len = 0;
 
         /* O_NONBLOCK: a FIFO dropped into the directory must not hang us. */
@@ -101,10 +164,16 @@ static ssize_t read_policy(int dfd, const char *name, char *buf) {
                 return -errno;
         if (fstat(fd, &st) < 0)
                 return -errno;
+        /* The mask first: /dev/null is writable by everyone, and harmless. */
         if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))
                 return 0;
         if (!S_ISREG(st.st_mode))
                 return S_ISDIR(st.st_mode) ? -EISDIR : -EBADFD;
+        if (fstatat(dfd, name, &lst, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (S_ISLNK(lst.st_mode) ? check_symlink_target(fd, why, why_size) < 0
+                                 : check_trusted(&st, "File", why, why_size) < 0)
+                return -EPERM;
         while (len < POLICY_FILE_MAX + 1) {
                 ssize_t k = read(fd, buf + len, POLICY_FILE_MAX + 1 - len);
 
@@ -123,6 +192,8 @@ static ssize_t read_policy(int dfd, const char *name, char *buf) {
 static int load_dir(PolicySet *s, const char *dir, char *buf, Diagnostics *diag) {
         _cleanup_(closep) int dfd = -EBADF;
         NameList names = {};
+        char why[PATH_MAX + 160];
+        struct stat st;
         int total = 0, r;
 
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -130,6 +201,14 @@ static int load_dir(PolicySet *s, const char *dir, char *buf, Diagnostics *diag)
                 if (errno == ENOENT)
                         return 0;
                 diag_add(diag, dir, 0, "Failed to open directory, ignoring: %s", strerror(errno));
+                return 1;
+        }
+        if (fstat(dfd, &st) < 0) {
+                diag_add(diag, dir, 0, "Failed to stat directory, ignoring: %s", strerror(errno));
+                return 1;
+        }
+        if (check_trusted(&st, "Directory", why, sizeof(why)) < 0) {
+                diag_add(diag, dir, 0, "%s, ignoring every file in it", why);
                 return 1;
         }
         r = list_policy_names(dfd, &names);
@@ -143,13 +222,18 @@ static int load_dir(PolicySet *s, const char *dir, char *buf, Diagnostics *diag)
         }
 
         for (size_t i = 0; i < names.n; i++) {
-                ssize_t len = read_policy(dfd, names.names[i], buf);
-                PolicyFile f = {
+                ssize_t len;
+                PolicyFile f;
+
+                why[0] = '\0';
+                len = read_policy(dfd, names.names[i], buf, why, sizeof(why));
+                f = (PolicyFile) {
                         .dir = dir,
                         .filename = names.names[i],
                         .text = len >= 0 ? buf : NULL,
                         .len = len >= 0 ? (size_t) len : 0,
                         .error = len < 0 ? (int) len : 0,
+                        .reason = len == -EPERM && why[0] ? why : NULL,
                 };
 
                 r = policy_set_add(s, &f, diag);

@@ -600,7 +600,9 @@ int policy_set_add(PolicySet *s, const PolicyFile *f, Diagnostics *diag) {
                 policy_init(p, unit, is_template, path);
                 p->state = POLICY_BROKEN;
                 p->n_errors = 1;
-                if (f->error == -EBADFD)
+                if (f->reason)
+                        diag_add(diag, path, 0, "%s, ignoring file", f->reason);
+                else if (f->error == -EBADFD)
                         diag_add(diag, path, 0, "Not a regular file, ignoring");
                 else
                         diag_add(diag, path, 0, "Failed to read file, ignoring: %s",

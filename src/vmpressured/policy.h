@@ -143,6 +143,8 @@ typedef struct PolicyFile {
         size_t len;
         int error;                      /* negative errno when text is NULL;
                                          * -EBADFD: not a regular file */
+        const char *reason;             /* with text NULL, instead of strerror(error):
+                                         * why the file was refused, a sentence */
 } PolicyFile;
 
 int policy_set_new(PolicySet **ret);

@@ -4,7 +4,8 @@
 
 - usage errors exit 2, --help/--version 0, no daemon 3;
 - check: the shipped example policies pass (exit 0, nothing on stderr); a bad
-  file gives exactly its file:line messages and exit 1;
+  file gives exactly its file:line messages and exit 1; a FIFO and a directory
+  are refused at once (exit 1, no hang), a symlink to /dev/null is a mask;
 - status, status --json, policies, policies --json, metrics: output and exit 0;
 - simulate (root): the level is announced, marked simulated=1 in the daemon's
   --print-events line, seen by monitor --json with "simulated": true (the
@@ -91,6 +92,36 @@ def check_check(tmp):
     ]
     got = r.stderr.splitlines()
     vt.check(got == want, "check messages:\n" + "\n".join(got) + "\nexpected:\n" + "\n".join(want))
+
+
+def check_check_special(tmp):
+    """check FILE on what is not a regular file: a FIFO without a writer used
+    to block open(2) for ever; now it, a directory and a socket are refused
+    at once (exit 1), and a symlink to /dev/null is a mask, as in the
+    policy directories (exit 0)."""
+    fifo = os.path.join(tmp, "fifo.service.policy")
+    os.mkfifo(fifo)
+    t0 = time.monotonic()
+    try:
+        r = ctl("check", fifo, timeout=5)
+    except subprocess.TimeoutExpired:
+        vt.fail(f"check {fifo} (a FIFO nobody writes to) did not return within 5 s")
+    took = time.monotonic() - t0
+    vt.log(f"check of a FIFO returned after {took * 1000:.0f} ms")
+    expect(r, 1, "check of a FIFO")
+    vt.check(r.stderr == f"{fifo}: not a regular file (a FIFO), not a policy\n", f"FIFO: {r.stderr!r}")
+    vt.check(took < 2, f"check of a FIFO took {took:.1f} s")
+
+    r = ctl("check", tmp, timeout=5)
+    expect(r, 1, "check of a directory")
+    vt.check(r.stderr == f"{tmp}: not a regular file (a directory), not a policy\n", f"directory: {r.stderr!r}")
+
+    null = os.path.join(tmp, "masked.service.policy")
+    os.symlink("/dev/null", null)
+    r = ctl("check", null, timeout=5)
+    expect(r, 0, "check of a symlink to /dev/null")
+    vt.check(r.stdout == f"{null}: /dev/null: masks masked.service\n" and r.stderr == "",
+             f"/dev/null: {r.stdout!r} {r.stderr!r}")
 
 
 def check_status(d, mc):
@@ -251,6 +282,7 @@ def main():
     tmp = vt.make_tempdir()
     check_usage()
     check_check(tmp)
+    check_check_special(tmp)
 
     vb.SystemBus().start()
     r = ctl("status")
