@@ -3,13 +3,26 @@
 
 /* Logging: to the journal with structured fields when stderr is connected
  * to it ($JOURNAL_STREAM), else one line per message on stderr.
- * Never allocates: the OOM path logs. */
+ * Never allocates: the OOM path logs. Never waits for a reader either: a
+ * line that the journal, a pipe or a socket cannot take at once is dropped
+ * and counted (log_dropped_count()). */
 
 #include <syslog.h>
 
 #include "macro.h"
 
+/* Ignores SIGPIPE, makes stdout and stderr non-blocking where they are pipes
+ * (a file description of our own) or sockets, and opens the journal socket
+ * when stderr is journald's stream. First thing in main(). */
 void log_setup(void);
+/* Lines (and journal entries) dropped since start: the reader was slow or gone. */
+uint64_t log_dropped_count(void);
+/* One line (with its '\n') on stdout the same way: whole, at once, or dropped
+ * and counted. Whether it went out. */
+bool log_write_stdout(const char *line, size_t n);
+/* Logs to the journal's native socket at path from now on (tests; log_setup()
+ * does it for journald's own socket). 0 or negative errno. */
+int log_use_journal_socket(const char *path);
 void log_set_max_level(int level);
 int log_get_max_level(void);
 bool log_to_journal(void);

@@ -172,11 +172,19 @@ typedef struct ActionInfo {
         int simulated;
 } ActionInfo;
 
+/* One entry of the UnwatchedCgroups property. */
+typedef struct UnwatchedInfo {
+        const char *cgroup, *reason;
+} UnwatchedInfo;
+
+/* Unwatched cgroups status lists one by one; the rest are counted. */
+#define UNWATCHED_SHOWN_MAX 10
+
 typedef struct Status {
         char *level, *source, *version;
         uint32_t index, subscribers;
         uint64_t last_change_usec, count[_LEVEL_MAX], kills, signals, signals_suppressed, simulations;
-        uint64_t subscriber_drops, signal_drops;
+        uint64_t subscriber_drops, signal_drops, log_lines_dropped;
         int dry_run, simulated;
         char **policies;
         ScopeInfo scopes[MANAGER_SCOPES_MAX];
@@ -185,8 +193,10 @@ typedef struct Status {
         size_t n_histograms;
         ActionInfo actions[ACTIONS_MAX];
         size_t n_actions;
+        UnwatchedInfo unwatched[MANAGER_UNWATCHED_MAX];
+        size_t n_unwatched;
         /* The replies own the strings above. */
-        sd_bus_message *scopes_reply, *simulations_reply, *latencies_reply, *actions_reply;
+        sd_bus_message *scopes_reply, *simulations_reply, *latencies_reply, *actions_reply, *unwatched_reply;
 } Status;
 
 static void status_done(Status *s) {
@@ -200,6 +210,7 @@ static void status_done(Status *s) {
         sd_bus_message_unref(s->simulations_reply);
         sd_bus_message_unref(s->latencies_reply);
         sd_bus_message_unref(s->actions_reply);
+        sd_bus_message_unref(s->unwatched_reply);
 }
 
 static int read_scopes(sd_bus *bus, Status *s, sd_bus_error *e) {
@@ -323,6 +334,32 @@ static int read_actions(sd_bus *bus, Status *s, sd_bus_error *e) {
         return r < 0 ? r : 0;
 }
 
+static int read_unwatched(sd_bus *bus, Status *s, sd_bus_error *e) {
+        int r;
+
+        r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "UnwatchedCgroups", e,
+                                &s->unwatched_reply, "a(ss)");
+        if (r < 0)
+                return tolerate_unknown(r, e);
+        r = sd_bus_message_enter_container(s->unwatched_reply, 'a', "(ss)");
+        while (r >= 0 && s->n_unwatched < ELEMENTSOF(s->unwatched)) {
+                UnwatchedInfo *u = &s->unwatched[s->n_unwatched];
+                r = sd_bus_message_read(s->unwatched_reply, "(ss)", &u->cgroup, &u->reason);
+                if (r <= 0)
+                        break;
+                s->n_unwatched++;
+        }
+        return r < 0 ? r : 0;
+}
+
+static size_t count_unwatched(const Status *s, const char *reason) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < s->n_unwatched; i++)
+                n += streq(s->unwatched[i].reason, reason);
+        return n;
+}
+
 static int status_read(sd_bus *bus, Status *s, sd_bus_error *e) {
         static const char *const counts[_LEVEL_MAX] = { "NormalCount", "LowCount", "MediumCount", "OOMCount" };
         int r;
@@ -367,6 +404,10 @@ static int status_read(sd_bus *bus, Status *s, sd_bus_error *e) {
                 r = read_latencies(bus, s, e);
         if (r >= 0)
                 r = read_actions(bus, s, e);
+        if (r >= 0)
+                r = tolerate_unknown(get_trivial(bus, "LogLinesDropped", 't', &s->log_lines_dropped, e), e);
+        if (r >= 0)
+                r = read_unwatched(bus, s, e);
         return r;
 }
 
@@ -457,6 +498,14 @@ static void status_print_json(const Status *s) {
                         putchar(',');
                 json_string(stdout, s->policies[i]);
         }
+        printf("],\"log_lines_dropped\":%" PRIu64 ",\"unwatched\":[", s->log_lines_dropped);
+        for (size_t i = 0; i < s->n_unwatched; i++) {
+                printf("%s{\"cgroup\":", i ? "," : "");
+                json_string(stdout, s->unwatched[i].cgroup);
+                printf(",\"reason\":");
+                json_string(stdout, s->unwatched[i].reason);
+                printf("}");
+        }
         printf("]");
         actions_print_json(s);
         latencies_print_json(s);
@@ -533,6 +582,16 @@ static void status_print(const Status *s) {
                 printf("              %s\n", s->policies[i]);
         printf("      DryRun: %s\n", s->dry_run ? "yes" : "no");
         printf("     Version: %s\n", s->version);
+        printf("         Log: %" PRIu64 " lines dropped%s\n", s->log_lines_dropped,
+               s->log_lines_dropped ? " (the reader of stdout, stderr or the journal did not keep up)" : "");
+        if (s->n_unwatched > 0)
+                printf(" Not watched: %zu cgroups (%zu absent, %zu table full, %zu no source)\n", s->n_unwatched,
+                       count_unwatched(s, "absent"), count_unwatched(s, "table-full"),
+                       count_unwatched(s, "no-source"));
+        if (count_unwatched(s, "table-full") > 0)
+                printf("     WARNING: the scope table is full (%d scopes): %zu cgroups with a policy are not "
+                       "watched and their Scope=unit policies do not act; see the journal.\n",
+                       MANAGER_SCOPES_MAX, count_unwatched(s, "table-full"));
         printf("\n%-24s %-8s %-10s %8s %8s %8s %8s %-9s  %s\n", "SCOPE", "LEVEL", "SOURCE", "NORMAL", "LOW",
                "MEDIUM", "OOM", "SIMULATED", "CGROUP");
         for (size_t i = 0; i < s->n_scopes; i++) {
@@ -540,6 +599,14 @@ static void status_print(const Status *s) {
                 printf("%-24s %-8s %-10s %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %-9s  %s\n", c->name,
                        c->level, c->source, c->count[LEVEL_NONE], c->count[LEVEL_LOW], c->count[LEVEL_MEDIUM],
                        c->count[LEVEL_OOM], c->simulated ? "yes" : "no", c->cgroup[0] ? c->cgroup : "/");
+        }
+        if (s->n_unwatched > 0) {
+                printf("\n%-11s %s\n", "NOT WATCHED", "CGROUP");
+                for (size_t i = 0; i < s->n_unwatched && i < UNWATCHED_SHOWN_MAX; i++)
+                        printf("%-11s %s\n", s->unwatched[i].reason, s->unwatched[i].cgroup);
+                if (s->n_unwatched > UNWATCHED_SHOWN_MAX)
+                        printf("… and %zu more (status --json lists them all)\n",
+                               s->n_unwatched - UNWATCHED_SHOWN_MAX);
         }
         actions_print(s);
 }
@@ -629,6 +696,8 @@ static void metrics_latency(const Status *s) {
         }
 }
 
+static const char *const unwatched_reasons[] = { "absent", "table-full", "no-source" };
+
 static int verb_metrics(int argc, char **argv) {
         Status s = {};
         int ret;
@@ -670,6 +739,14 @@ static int verb_metrics(int argc, char **argv) {
                       "Records not written to a subscriber that did not read.", s.subscriber_drops);
         metric_simple("vmpressured_signal_drops_total", "counter",
                       "D-Bus signals dropped because the bus did not read.", s.signal_drops);
+        metric_simple("vmpressured_log_lines_dropped_total", "counter",
+                      "Log lines and journal entries dropped because their reader did not take them at once.",
+                      s.log_lines_dropped);
+        metric_header("vmpressured_unwatched_cgroups", "gauge",
+                      "Cgroups a policy or Watch= names that have no scope: absent, table-full, no-source.");
+        for (size_t i = 0; i < ELEMENTSOF(unwatched_reasons); i++)
+                printf("vmpressured_unwatched_cgroups{reason=\"%s\"} %zu\n", unwatched_reasons[i],
+                       count_unwatched(&s, unwatched_reasons[i]));
         metric_simple("vmpressured_policies_loaded", "gauge", "Policies in force.", strv_length(s.policies));
         metric_simple("vmpressured_dry_run", "gauge", "1 when DryRun= is on.", (uint64_t) !!s.dry_run);
         metric_header("vmpressured_info", "gauge", "The daemon's version.");

@@ -151,6 +151,27 @@ static int property_get_scopes(sd_bus *bus, const char *path, const char *interf
         return sd_bus_message_close_container(reply);
 }
 
+/* Lines of log (and journal entries) dropped because the reader did not take them. */
+static int property_get_log_dropped(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "t", log_dropped_count());
+}
+
+/* Cgroups wanted but without a scope: (cgroup, absent|table-full|no-source). */
+static int property_get_unwatched(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const Manager *m = ((Bus *) userdata)->manager;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(ss)");
+        for (size_t i = 0; r >= 0 && i < m->n_unwatched; i++)
+                r = sd_bus_message_append(reply, "(ss)", m->unwatched[i].cgroup,
+                                          unwatched_reason_to_string(m->unwatched[i].reason));
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
 static int property_get_actions(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
@@ -463,6 +484,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("ScopeSimulations", "a(sbtttt)", property_get_scope_simulations, 0, 0),
         SD_BUS_PROPERTY("Latencies", "a(sba(tt)tt)", property_get_latencies, 0, 0),
         SD_BUS_PROPERTY("RecentActions", "a(tssssusbt)", property_get_recent_actions, 0, 0),
+        SD_BUS_PROPERTY("LogLinesDropped", "t", property_get_log_dropped, 0, 0),
+        SD_BUS_PROPERTY("UnwatchedCgroups", "a(ss)", property_get_unwatched, 0, 0),
 
         SD_BUS_METHOD_WITH_ARGS("ListPolicies", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sss)", policies),
                                 method_list_policies, SD_BUS_VTABLE_UNPRIVILEGED),

@@ -16,7 +16,9 @@ static const char *scope_source_name(const Scope *s) {
 }
 
 /* One line per event on stdout for --print-events: formatted into a stack
- * buffer and written with write(2), so stdio never allocates on the OOM path. */
+ * buffer and written with write(2), so stdio never allocates on the OOM path;
+ * through log.c, which never waits for the reader (a line it cannot take
+ * at once is dropped and counted in LogLinesDropped) and ignores SIGPIPE. */
 #define print_line manager_print
 void manager_print(Manager *m, const char *fmt, ...) {
         char line[512];
@@ -33,7 +35,7 @@ void manager_print(Manager *m, const char *fmt, ...) {
         if ((size_t) n > sizeof(line) - 2)
                 n = (int) sizeof(line) - 2;
         line[n++] = '\n';
-        (void) !write(STDOUT_FILENO, line, (size_t) n);
+        (void) log_write_stdout(line, (size_t) n);
 }
 
 static void notify_status(Manager *m) {
@@ -233,12 +235,31 @@ static void on_sample(Source *src, const Sample *sample, void *userdata) {
         manager_feed(s->manager, s, sample);
 }
 
+static Scope *scope_free(Scope *s);
+static int unwatched_add(Manager *m, const char *cgroup, UnwatchedReason reason);
+
+/* A scope whose cgroup is gone gives its slot back: it is freed and its
+ * cgroup remembered as unwatched, to be watched again when it is back. Only
+ * if that cannot be remembered does the scope stay, gone, in the table. */
 static int on_gc(sd_event_source *es, void *userdata) {
         Manager *m = userdata;
+        size_t j = 1;
 
-        for (size_t i = 0; i < m->n_scopes; i++)
-                if (m->scopes[i]->gone && m->scopes[i]->source)
-                        m->scopes[i]->source = source_free(m->scopes[i]->source);
+        for (size_t i = 0; i < m->n_scopes; i++) {
+                Scope *s = m->scopes[i];
+
+                if (i > 0 && s->gone && unwatched_add(m, s->cgroup, UNWATCHED_ABSENT) >= 0) {
+                        scope_free(s);
+                        continue;
+                }
+                if (s->gone && s->source)
+                        s->source = source_free(s->source);
+                if (i > 0)
+                        m->scopes[j++] = s;
+        }
+        if (m->n_scopes > 0)
+                m->n_scopes = j;
+        manager_arm_rewatch(m);
         return sd_event_source_set_enabled(es, SD_EVENT_OFF);
 }
 
@@ -355,16 +376,21 @@ static int scope_start(Manager *m, Scope *s) {
  * access(2) calls a minute, and none while everything is watched. */
 #define REWATCH_USEC (2 * USEC_PER_SEC)
 
-static bool scope_cgroup_exists(Manager *m, const Scope *s) {
+static const char *cgroup_scope_name(const char *cgroup) {
+        const char *slash = strrchr(cgroup, '/');
+        return slash && slash[1] ? slash + 1 : cgroup;
+}
+
+static bool cgroup_exists(Manager *m, const char *cgroup) {
         char path[PATH_MAX * 2];
 
         if (m->env.memcg_v1_root[0]) {
-                (void) snprintf(path, sizeof(path), "%s/%s", m->env.memcg_v1_root, s->cgroup);
+                (void) snprintf(path, sizeof(path), "%s/%s", m->env.memcg_v1_root, cgroup);
                 if (access(path, F_OK) == 0)
                         return true;
         }
         if (m->env.cgroup2_root[0]) {
-                (void) snprintf(path, sizeof(path), "%s/%s", m->env.cgroup2_root, s->cgroup);
+                (void) snprintf(path, sizeof(path), "%s/%s", m->env.cgroup2_root, cgroup);
                 if (access(path, F_OK) == 0)
                         return true;
         }
@@ -384,7 +410,7 @@ static int scope_restart(Manager *m, Scope *s) {
 }
 
 static void manager_arm_rewatch(Manager *m) {
-        bool any = false;
+        bool any = m->n_unwatched > 0;
 
         for (size_t i = 1; i < m->n_scopes; i++)
                 any = any || m->scopes[i]->gone;
@@ -396,13 +422,133 @@ static void manager_arm_rewatch(Manager *m) {
         }
 }
 
+static const char *const unwatched_reason_table[_UNWATCHED_REASON_MAX] = {
+        [UNWATCHED_ABSENT] = "absent",
+        [UNWATCHED_TABLE_FULL] = "table-full",
+        [UNWATCHED_NO_SOURCE] = "no-source",
+};
+
+const char *unwatched_reason_to_string(UnwatchedReason r) {
+        return r >= 0 && r < _UNWATCHED_REASON_MAX ? unwatched_reason_table[r] : NULL;
+}
+
+static ssize_t unwatched_find(const Manager *m, const char *cgroup) {
+        for (size_t i = 0; i < m->n_unwatched; i++)
+                if (streq(m->unwatched[i].cgroup, cgroup))
+                        return (ssize_t) i;
+        return -1;
+}
+
+size_t manager_count_unwatched(const Manager *m, UnwatchedReason reason) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < m->n_unwatched; i++)
+                n += m->unwatched[i].reason == reason;
+        return n;
+}
+
+/* Remembers cgroup (or updates its reason). 0, -E2BIG when
+ * MANAGER_UNWATCHED_MAX are remembered, -ENOMEM. */
+static int unwatched_add(Manager *m, const char *cgroup, UnwatchedReason reason) {
+        ssize_t i = unwatched_find(m, cgroup);
+        char *copy;
+
+        if (i >= 0) {
+                m->unwatched[i].reason = reason;
+                return 0;
+        }
+        if (m->n_unwatched >= MANAGER_UNWATCHED_MAX) {
+                log_warning("Cannot remember %s to watch later: %d cgroups are waiting already; its "
+                            "Scope=unit policy does not act.", cgroup, MANAGER_UNWATCHED_MAX);
+                return -E2BIG;
+        }
+        if (m->n_unwatched >= m->n_unwatched_allocated) {
+                size_t n = m->n_unwatched_allocated ? m->n_unwatched_allocated * 2 : 16;
+                Unwatched *u = reallocarray(m->unwatched, n, sizeof(Unwatched));
+
+                if (!u)
+                        return log_oom();
+                m->unwatched = u;
+                m->n_unwatched_allocated = n;
+        }
+        copy = strdup(cgroup);
+        if (!copy)
+                return log_oom();
+        m->unwatched[m->n_unwatched++] = (Unwatched) { .cgroup = copy, .reason = reason };
+        return 0;
+}
+
+static void unwatched_remove(Manager *m, size_t i) {
+        free(m->unwatched[i].cgroup);
+        memmove(m->unwatched + i, m->unwatched + i + 1, (m->n_unwatched - i - 1) * sizeof(Unwatched));
+        m->n_unwatched--;
+}
+
+static void table_full_warning(Manager *m, const char *cgroup) {
+        log_warning("Cannot watch %s: the scope table is full (%zu scopes watched, the most there can be); "
+                    "its Scope=unit policy does not act until a watched cgroup goes away.",
+                    cgroup, m->scopes_max);
+}
+
+static int manager_add_scope(Manager *m, const char *name, const char *cgroup, Scope **ret);
+
+/* A scope for cgroup, started. 0; -E2BIG (table full), -ENOMEM, or the
+ * source's error (the scope is freed again). */
+static int manager_start_scope(Manager *m, const char *cgroup, Scope **ret) {
+        Scope *s;
+        int r;
+
+        r = manager_add_scope(m, cgroup_scope_name(cgroup), cgroup, &s);
+        if (r < 0)
+                return r;
+        r = scope_start(m, s);
+        if (r < 0) {
+                m->n_scopes--;          /* it is the last one */
+                scope_free(s);
+                return r;
+        }
+        if (ret)
+                *ret = s;
+        return 0;
+}
+
+/* Unwatched entry i: watched now if its cgroup exists and a slot is free.
+ * 1 watched (the entry is gone), 0 still unwatched, -ENOMEM. */
+static int unwatched_try(Manager *m, size_t i) {
+        Unwatched *u = &m->unwatched[i];
+        char *cg = u->cgroup;
+        int r;
+
+        if (!cgroup_exists(m, cg)) {
+                u->reason = UNWATCHED_ABSENT;
+                return 0;
+        }
+        if (m->n_scopes >= m->scopes_max) {
+                if (u->reason != UNWATCHED_TABLE_FULL)
+                        table_full_warning(m, cg);
+                u->reason = UNWATCHED_TABLE_FULL;
+                return 0;
+        }
+        log_info("%s: the cgroup %s is there, watching it.", cgroup_scope_name(cg), cg);
+        r = manager_start_scope(m, cg, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                u->reason = UNWATCHED_NO_SOURCE;
+                return 0;
+        }
+        unwatched_remove(m, i);
+        return 1;
+}
+
 static int on_rewatch(sd_event_source *es, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
         for (size_t i = 1; i < m->n_scopes; i++) {
                 Scope *s = m->scopes[i];
 
-                if (!s->gone || !scope_cgroup_exists(m, s))
+                /* Only the gone scopes that could not be remembered are left here. */
+                if (!s->gone || s->source || !cgroup_exists(m, s->cgroup))
                         continue;
                 log_info("%s: the cgroup %s is back, watching it again.", s->name, s->cgroup);
                 if (scope_restart(m, s) < 0) {
@@ -410,13 +556,11 @@ static int on_rewatch(sd_event_source *es, uint64_t usec, void *userdata) {
                         s->source = source_free(s->source);
                 }
         }
+        for (size_t i = 0; i < m->n_unwatched;)
+                if (unwatched_try(m, i) <= 0)
+                        i++;
         manager_arm_rewatch(m);
         return 0;
-}
-
-static const char *cgroup_scope_name(const char *cgroup) {
-        const char *slash = strrchr(cgroup, '/');
-        return slash && slash[1] ? slash + 1 : cgroup;
 }
 
 int manager_new(const Config *config, bool print_events, Manager **ret) {
@@ -428,6 +572,7 @@ int manager_new(const Config *config, bool print_events, Manager **ret) {
                 return -ENOMEM;
         m->config = *config;
         m->print_events = print_events;
+        m->scopes_max = MANAGER_SCOPES_MAX;
 
         r = sd_event_default(&m->event);
         if (r < 0)
@@ -455,6 +600,10 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         for (size_t i = 0; i < m->n_scopes; i++)
                 scope_free(m->scopes[i]);
+        free(m->scopes);
+        for (size_t i = 0; i < m->n_unwatched; i++)
+                free(m->unwatched[i].cgroup);
+        free(m->unwatched);
         sd_event_source_disable_unref(m->gc_defer);
         sd_event_source_disable_unref(m->rewatch_timer);
         sd_event_unref(m->event);
@@ -466,8 +615,17 @@ static int manager_add_scope(Manager *m, const char *name, const char *cgroup, S
         Scope *s;
         int r;
 
-        if (m->n_scopes >= MANAGER_SCOPES_MAX)
+        if (m->n_scopes >= m->scopes_max)
                 return -E2BIG;
+        if (m->n_scopes >= m->n_scopes_allocated) {
+                size_t n = MIN(MAX(m->n_scopes_allocated * 2, (size_t) 16), m->scopes_max);
+                Scope **p = reallocarray(m->scopes, n, sizeof(Scope *));
+
+                if (!p)
+                        return -ENOMEM;
+                m->scopes = p;
+                m->n_scopes_allocated = n;
+        }
         r = scope_new(m, name, cgroup, &s);
         if (r < 0)
                 return r;
@@ -488,21 +646,10 @@ int manager_start(Manager *m) {
                 return r == -ENOMEM ? r : -ENODEV;
 
         for (size_t i = 0; i < m->config.n_watch; i++) {
-                const char *cg = m->config.watch[i];
-
-                r = manager_add_scope(m, cgroup_scope_name(cg), cg, &s);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot watch %s: %m", cg);
-                r = scope_start(m, s);
+                /* A unit's cgroup may not exist yet or any more: said so, and watched when it appears. */
+                r = manager_watch(m, m->config.watch[i], NULL);
                 if (r == -ENOMEM)
                         return r;
-                if (r < 0) {
-                        /* A unit's cgroup may not exist yet or any more: say so and go on. */
-                        log_warning("%s: not watched; the daemon continues without it.", s->name);
-                        s->gone = true;
-                        print_line(m, "gone scope=%s error=%s", s->name, strerrorname_np(-r) ?: "unknown");
-                        manager_arm_rewatch(m);
-                }
         }
 
         print_line(m, "ready");
@@ -616,35 +763,63 @@ int manager_reload_hooks(Manager *m, Diagnostics *diag) {
         return m->reload_hook(m, diag, m->reload_hook_userdata);
 }
 
-/* A cgroup to watch from now on (a unit-scope policy). An existing scope of
- * the same cgroup is reused. A cgroup that does not exist (yet) is reported
- * like one that went away. */
+/* A cgroup to watch from now on (a unit-scope policy, Watch=). An existing
+ * scope of the same cgroup is reused; a cgroup that is not there takes no
+ * slot (see manager.h). */
 int manager_watch(Manager *m, const char *cgroup, Scope **ret) {
-        Scope *s;
+        const char *name = cgroup_scope_name(cgroup);
+        Scope *s = NULL;
+        ssize_t u;
         int r;
 
+        if (ret)
+                *ret = NULL;
         for (size_t i = 0; i < m->n_scopes; i++)
                 if (streq(m->scopes[i]->cgroup, cgroup)) {
-                        Scope *old = m->scopes[i];
-
-                        if (old->gone && scope_cgroup_exists(m, old) && scope_restart(m, old) < 0)
-                                old->gone = true;
-                        manager_arm_rewatch(m);
                         if (ret)
-                                *ret = old;
+                                *ret = m->scopes[i];
                         return 0;
                 }
+        u = unwatched_find(m, cgroup);
+        if (u >= 0) {
+                /* Wanted again (systemd started the unit): no need to wait for the timer. */
+                r = unwatched_try(m, (size_t) u);
+                if (r < 0)
+                        return r;
+                if (r > 0 && ret)
+                        *ret = m->scopes[m->n_scopes - 1];
+                manager_arm_rewatch(m);
+                return 0;
+        }
 
-        r = manager_add_scope(m, cgroup_scope_name(cgroup), cgroup, &s);
-        if (r < 0)
-                return log_warning_errno(r, "Cannot watch %s: %m", cgroup);
-        r = scope_start(m, s);
+        if (!cgroup_exists(m, cgroup)) {
+                r = unwatched_add(m, cgroup, UNWATCHED_ABSENT);
+                if (r < 0)
+                        return r;
+                log_info("%s: the cgroup %s does not exist (yet); watching it once it does.", name, cgroup);
+                print_line(m, "gone scope=%s error=ENOENT", name);
+                manager_arm_rewatch(m);
+                return 1;
+        }
+        if (m->n_scopes >= m->scopes_max) {
+                table_full_warning(m, cgroup);
+                r = unwatched_add(m, cgroup, UNWATCHED_TABLE_FULL);
+                if (r == -ENOMEM)
+                        return r;
+                manager_arm_rewatch(m);
+                return -E2BIG;
+        }
+        r = manager_start_scope(m, cgroup, &s);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                s->gone = true;
-                print_line(m, "gone scope=%s error=%s", s->name, strerrorname_np(-r) ?: "unknown");
+                log_warning("%s: not watched; the daemon continues without it.", name);
+                print_line(m, "gone scope=%s error=%s", name, strerrorname_np(-r) ?: "unknown");
+                r = unwatched_add(m, cgroup, UNWATCHED_NO_SOURCE);
+                if (r == -ENOMEM)
+                        return r;
                 manager_arm_rewatch(m);
+                return 1;
         }
         if (ret)
                 *ret = s;

@@ -15,7 +15,13 @@
 #include "recent-actions.h"
 #include "source.h"
 
-#define MANAGER_SCOPES_MAX (1 + CONFIG_WATCH_MAX)
+/* Scopes with a cgroup that exists (and -.slice): every Watch= and every
+ * unit a Scope=unit policy names, template instances one each. A real
+ * machine has hundreds of units; a scope costs ~13 KiB and a few fds. The
+ * table grows at watch time, never on the OOM path. */
+#define MANAGER_SCOPES_MAX 1024
+/* Cgroups wanted but not watched (absent, or no slot): a path each. */
+#define MANAGER_UNWATCHED_MAX 4096
 #define MANAGER_LISTENERS_MAX 4
 #define SCOPE_SYSTEM "-.slice"
 
@@ -60,12 +66,32 @@ typedef int (*manager_config_loader_t)(Config *ret, void *userdata);
  * into diag; negative errno when the previous state stays. */
 typedef int (*manager_reload_hook_t)(Manager *m, Diagnostics *diag, void *userdata);
 
+/* Why a wanted cgroup has no scope. */
+typedef enum UnwatchedReason {
+        UNWATCHED_ABSENT,               /* no such cgroup (yet, or any more) */
+        UNWATCHED_TABLE_FULL,           /* it exists, but scopes_max scopes are watched */
+        UNWATCHED_NO_SOURCE,            /* it exists, but no source could watch it */
+        _UNWATCHED_REASON_MAX,
+} UnwatchedReason;
+
+const char *unwatched_reason_to_string(UnwatchedReason r);
+
+/* A cgroup to watch once it exists and a slot is free; looked for every
+ * REWATCH interval while there is one. */
+typedef struct Unwatched {
+        char *cgroup;
+        UnwatchedReason reason;
+} Unwatched;
+
 struct Manager {
         sd_event *event;
         Config config;
         SourceEnv env;
-        Scope *scopes[MANAGER_SCOPES_MAX];
-        size_t n_scopes;
+        Scope **scopes;                 /* [0] is -.slice; the others in the order watched */
+        size_t n_scopes, n_scopes_allocated;
+        size_t scopes_max;              /* MANAGER_SCOPES_MAX (tests lower it) */
+        Unwatched *unwatched;
+        size_t n_unwatched, n_unwatched_allocated;
         bool print_events;
         struct {
                 manager_level_handler_t handler;
@@ -119,8 +145,16 @@ int manager_simulate(Manager *m, Scope *scope, Level level);
 
 Scope *manager_find_scope(Manager *m, const char *name);
 
-/* Adds a cgroup to watch while running. 1 added, 0 already watched. */
+/* Adds a cgroup to watch while running. 1 added, 0 already wanted (a scope
+ * or unwatched). A cgroup that does not exist (yet) takes no scope: it is
+ * remembered as unwatched (ABSENT, *ret NULL), looked for every 2 s and
+ * watched when it appears; a scope whose cgroup goes away is freed and
+ * remembered the same way. -E2BIG when scopes_max scopes are watched:
+ * logged at warning, listed as TABLE_FULL (UnwatchedCgroups, vmpressurectl
+ * status) and watched as soon as a scope is free. -ENOMEM. */
 int manager_watch(Manager *m, const char *cgroup, Scope **ret);
+/* How many wanted cgroups are unwatched for that reason. */
+size_t manager_count_unwatched(const Manager *m, UnwatchedReason reason);
 
 void manager_set_reload_hook(Manager *m, manager_reload_hook_t hook, void *userdata);
 /* Runs the reload hook; diag may be NULL (SIGHUP: problems are only logged). */

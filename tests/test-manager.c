@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The manager's scope table, on a fake cgroup2 tree in a temporary directory
+ * (the vmstat source watches a directory with a memory.stat and a
+ * cgroup.procs): a cgroup that does not exist takes no slot and is watched
+ * once it appears; reaching the bound is an error, reported, and the
+ * refused cgroup is watched as soon as a slot is free. */
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "manager.h"
+#include "tests.h"
+
+static char root[] = "/tmp/test-manager-XXXXXX";
+
+static void put(const char *cg, const char *file, const char *text) {
+        char path[PATH_MAX];
+        int fd;
+
+        (void) snprintf(path, sizeof(path), "%s/%s/%s", root, cg, file);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        CHECK(fd >= 0);
+        if (fd < 0)
+                return;
+        CHECK(write(fd, text, strlen(text)) == (ssize_t) strlen(text));
+        (void) close(fd);
+}
+
+static void make_cgroup(const char *cg) {
+        char path[PATH_MAX];
+
+        (void) snprintf(path, sizeof(path), "%s/%s", root, cg);
+        CHECK(mkdir(path, 0755) == 0);
+        put(cg, "memory.stat", "anon 0\nfile 0\npgscan 0\npgsteal 0\n");
+        put(cg, "cgroup.procs", "");
+}
+
+/* As the kernel does on rmdir: reads fail (here: nothing to parse) and
+ * cgroup.procs is no more. */
+static void remove_cgroup(const char *cg) {
+        char path[PATH_MAX];
+
+        put(cg, "memory.stat", "");
+        (void) snprintf(path, sizeof(path), "%s/%s/cgroup.procs", root, cg);
+        CHECK(unlink(path) == 0);
+        (void) snprintf(path, sizeof(path), "%s/%s/memory.stat", root, cg);
+        CHECK(unlink(path) == 0);
+        (void) snprintf(path, sizeof(path), "%s/%s", root, cg);
+        CHECK(rmdir(path) == 0);
+}
+
+static const Unwatched *find_unwatched(const Manager *m, const char *cg) {
+        for (size_t i = 0; i < m->n_unwatched; i++)
+                if (streq(m->unwatched[i].cgroup, cg))
+                        return &m->unwatched[i];
+        return NULL;
+}
+
+static bool watched(Manager *m, const char *cg) {
+        for (size_t i = 0; i < m->n_scopes; i++)
+                if (streq(m->scopes[i]->cgroup, cg) && !m->scopes[i]->gone)
+                        return true;
+        return false;
+}
+
+/* Runs the loop until pred holds or timeout_usec passed. */
+static bool run_until(Manager *m, bool (*pred)(Manager *m), usec_t timeout_usec) {
+        usec_t end = source_now_usec() + timeout_usec;
+
+        while (!pred(m) && source_now_usec() < end)
+                (void) sd_event_run(m->event, 50 * USEC_PER_MSEC);
+        return pred(m);
+}
+
+static bool a_freed(Manager *m) {
+        const Unwatched *u = find_unwatched(m, "a");
+        return m->n_scopes == 3 && u && u->reason == UNWATCHED_ABSENT;
+}
+
+static bool d_watched(Manager *m) {
+        return watched(m, "d");
+}
+
+static bool late_watched(Manager *m) {
+        return watched(m, "late");
+}
+
+static void test_scope_table(void) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        char name[32];
+        Config c;
+        Scope *s;
+
+        config_init(&c);
+        c.source = SOURCE_VMSTAT;
+        c.params.poll.idle_usec = 20 * USEC_PER_MSEC;
+        c.params.poll.busy_usec = 20 * USEC_PER_MSEC;
+        CHECK_EQ_INT(manager_new(&c, false, &m), 0);
+        if (!m)
+                return;
+        (void) snprintf(m->env.cgroup2_root, sizeof(m->env.cgroup2_root), "%s", root);
+        m->env.memcg_v1_root[0] = '\0';
+        CHECK_EQ_INT(m->scopes_max, MANAGER_SCOPES_MAX);
+        CHECK(MANAGER_SCOPES_MAX >= 1024);
+        m->scopes_max = 4;      /* -.slice and three */
+        CHECK_EQ_INT(manager_start(m), 0);
+        CHECK_EQ_INT(m->n_scopes, 1);
+
+        /* 50 cgroups that do not exist: remembered, no slot taken. */
+        for (int i = 0; i < 50; i++) {
+                (void) snprintf(name, sizeof(name), "absent-%02d", i);
+                CHECK_EQ_INT(manager_watch(m, name, &s), 1);
+                CHECK(s == NULL);
+        }
+        CHECK_EQ_INT(m->n_scopes, 1);
+        CHECK_EQ_INT(manager_count_unwatched(m, UNWATCHED_ABSENT), 50);
+        CHECK_EQ_INT(manager_watch(m, "absent-07", NULL), 0);  /* wanted already */
+        CHECK_EQ_INT(m->n_unwatched, 50);
+
+        /* Three real ones fill the table; the fourth and fifth are refused, and listed. */
+        make_cgroup("a");
+        make_cgroup("b");
+        make_cgroup("c");
+        make_cgroup("d");
+        make_cgroup("e");
+        CHECK_EQ_INT(manager_watch(m, "a", &s), 1);
+        CHECK(s && streq(s->cgroup, "a") && s->source_type == SOURCE_VMSTAT);
+        CHECK_EQ_INT(manager_watch(m, "b", NULL), 1);
+        CHECK_EQ_INT(manager_watch(m, "c", NULL), 1);
+        CHECK_EQ_INT(manager_watch(m, "a", NULL), 0);          /* the same scope again */
+        CHECK_EQ_INT(m->n_scopes, 4);
+        CHECK_EQ_INT(manager_watch(m, "d", &s), -E2BIG);
+        CHECK(s == NULL);
+        CHECK_EQ_INT(manager_watch(m, "e", NULL), -E2BIG);
+        CHECK_EQ_INT(m->n_scopes, 4);
+        CHECK(find_unwatched(m, "d") && find_unwatched(m, "d")->reason == UNWATCHED_TABLE_FULL);
+        CHECK_EQ_INT(manager_count_unwatched(m, UNWATCHED_TABLE_FULL), 2);
+        CHECK_STREQ(unwatched_reason_to_string(UNWATCHED_TABLE_FULL), "table-full");
+        CHECK(manager_find_scope(m, "d") == NULL);
+
+        /* a goes away: its slot is freed, a is remembered as absent, and d
+         * (first in line) gets the slot at the next look, e still waits. */
+        remove_cgroup("a");
+        CHECK(run_until(m, a_freed, 2 * USEC_PER_SEC));
+        CHECK(run_until(m, d_watched, 4 * USEC_PER_SEC));
+        CHECK(manager_find_scope(m, "d") != NULL);
+        CHECK(find_unwatched(m, "d") == NULL);
+        CHECK_EQ_INT(m->n_scopes, 4);
+        CHECK(find_unwatched(m, "e") && find_unwatched(m, "e")->reason == UNWATCHED_TABLE_FULL);
+
+        /* A cgroup that appears after it was asked for is watched without a
+         * new manager_watch(): at the next look for it (every 2 s). */
+        m->scopes_max = 6;
+        CHECK_EQ_INT(manager_watch(m, "late", &s), 1);
+        CHECK(s == NULL);
+        CHECK(find_unwatched(m, "late") && find_unwatched(m, "late")->reason == UNWATCHED_ABSENT);
+        make_cgroup("late");
+        CHECK(run_until(m, late_watched, 5 * USEC_PER_SEC));
+        CHECK(find_unwatched(m, "late") == NULL);
+        /* e had waited for a slot: there is one now. */
+        CHECK(watched(m, "e"));
+        CHECK_EQ_INT(manager_count_unwatched(m, UNWATCHED_TABLE_FULL), 0);
+        CHECK_EQ_INT(m->n_scopes, 6);
+
+        remove_cgroup("b");
+        remove_cgroup("c");
+        remove_cgroup("d");
+        remove_cgroup("e");
+        remove_cgroup("late");
+}
+
+int main(void) {
+        if (!mkdtemp(root)) {
+                perror("mkdtemp");
+                return 1;
+        }
+        test_scope_table();
+        (void) rmdir(root);
+        return test_exit("test-manager");
+}
