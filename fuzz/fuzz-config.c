@@ -12,6 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         fuzz_setup();
         config_init(&c);
+        c.mem_total_bytes = UINT64_C(1) << 30;  /* so HeadroomFloor= sizes meet their bound */
         diag_clear(&diag);
 
         r = config_parse(&c, "fuzz.conf", (const char *) data, size, &diag);
@@ -20,6 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_check_diag(&diag);
 
         FUZZ_CHECK(c.n_watch <= CONFIG_WATCH_MAX);
+        FUZZ_CHECK(c.level.headroom_floor_permyriad < 5000);
+        FUZZ_CHECK(c.level.headroom_floor_bytes < c.mem_total_bytes / 2);
         for (size_t i = 0; i < c.n_watch; i++)
                 FUZZ_CHECK(memchr(c.watch[i], '\0', sizeof(c.watch[i])));
         FUZZ_CHECK(log_level_to_string(c.log_level));
