@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Everything user nobody can try on the daemon's bus objects, on a real
-dbus-daemon enforcing the shipped policy (issue 7, item 4): only reading and
+dbus-daemon enforcing the shipped policy: only reading and
 receiving are allowed.
 
 Methods: a strict table, one row per (object, interface, method) with the
@@ -76,7 +76,7 @@ SIGNALS = {
     (vb.PATH, vb.IFACE, "Medium"): ("su", [FORGED_SCOPE, 4242]),
     (vb.PATH, vb.IFACE, "OOM"): ("su", [FORGED_SCOPE, 4242]),
     (vb.PATH, vb.IFACE, "Normal"): ("s", [FORGED_SCOPE]),
-    (vb.PATH, vb.IFACE, "Simulated"): ("ss", [FORGED_SCOPE, "oom"]),     # issue 5: marks a simulated level
+    (vb.PATH, vb.IFACE, "Simulated"): ("ss", [FORGED_SCOPE, "oom"]),     # marks a simulated level
     (vb.PATH, vb.IFACE, "Action"): ("tssssusbt", [1, "forged.service", "oom", "kill", "SIGKILL", 1, "ok", False, 1]),
     (vb.PATH, vb.IFACE, "Killed"): ("susts", ["forged.service", 1, "forged", 1 << 30, "forged by nobody"]),
     (vb.PATH, PROPS, "PropertiesChanged"): ("sa{sv}as", [vb.IFACE, {}, ["Level"]]),

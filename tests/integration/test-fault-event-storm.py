@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""A pressure-event storm (issue 7, item 3): the hot/cold load of
+"""A pressure-event storm: the hot/cold load of
 test-memcg-medium.py for 60 s in a 128 MiB memcg the daemon does not watch,
 so the root memcg's listener -- the system scope, which everything follows --
 gets every event: ~100 kernel notifications a second, each passed through as

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""1,000 Subscribe() descriptors that are never read (issue 7, item 3),
+"""1,000 Subscribe() descriptors that are never read,
 under real memcg pressure.
 
 How 1,000 are reached: 4 clients x 250 subscriptions, two of the clients as

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Shared helpers for the integration tests: the real daemon against real
-kernel memory pressure, always inside a small throw-away memcg (MACHINE.md).
+kernel memory pressure, always inside a small throw-away memcg (docs/kernel.md#test-pressure).
 
 Exit statuses follow meson: 0 pass, 1 fail, 77 skip. A skip is only allowed
 outside CI: with CI=true a missing prerequisite is a failure, never a silent
