@@ -32,7 +32,7 @@
 
 #define MEMCG_ROOT "/sys/fs/cgroup/memory"
 #define MiB (UINT64_C(1) << 20)
-#define CG_LIMIT_BYTES (64 * MiB)       /* MACHINE.md: loads only in a small memcg, ≤ 256 MiB */
+#define CG_LIMIT_BYTES (64 * MiB)       /* loads only in a small memcg of our own: docs/kernel.md#test-pressure */
 /* The test's own memcg above the units': larger, so that a unit's limit is
  * the one hit (a limit hit here would be an OOM with oom_kill_disable=0). */
 #define BASE_LIMIT_BYTES (256 * MiB)

@@ -345,8 +345,9 @@ static void test_random_input(void) {
         static const char alphabet[] = "[]=#;\n\r\t SignalKillOOMLowMediumPolicyTargetyesno0123456789\xff\x80\xc3\xa9";
         unsigned seed = 12345;
         char buf[512];
+        unsigned iter, n_loaded = 0, n_with_problems = 0;
 
-        for (unsigned iter = 0; iter < 20000; iter++) {
+        for (iter = 0; iter < 20000; iter++) {
                 size_t len = (size_t) (rand_r(&seed) % (int) sizeof(buf));
                 Diagnostics d;
                 Policy p;
@@ -368,8 +369,14 @@ static void test_random_input(void) {
                                 CHECK(false);
                                 break;
                         }
+                n_loaded += p.state == POLICY_LOADED;
+                n_with_problems += r > 0;
         }
-        CHECK(true);
+        /* Every input was checked (no early break), and the inputs reached
+         * both the accepting and the reporting paths of the parser. */
+        CHECK_EQ_INT(iter, 20000);
+        CHECK(n_loaded > 0);
+        CHECK(n_with_problems > 0);
 }
 
 static void test_signals(void) {

@@ -50,7 +50,7 @@ static int single(const char *s, size_t len, uint64_t *ret) {
 }
 
 /* /proc/vmstat, 6.18, during memcg-limit reclaim of page cache: pgscan_file
- * moves, pgscan_kswapd/direct do not (MACHINE.md). */
+ * moves, pgscan_kswapd/direct do not (docs/kernel.md#vmstat-counters). */
 static const char vmstat_real[] =
         "nr_free_pages 836234\n"
         "pgpgin 16317225\n"

@@ -103,16 +103,34 @@ static void test_stat_random(void) {
         unsigned seed = 99;
         char buf[sizeof(STAT_CAT)];
 
+        unsigned n_ok = 0, n_bad = 0;
+
         for (unsigned i = 0; i < 50000; i++) {
                 size_t len = (size_t) rand_r(&seed) % sizeof(buf);
                 ProcStat st;
+                int r;
 
                 memcpy(buf, STAT_CAT, sizeof(buf));
                 for (unsigned k = 0; k < 1 + i % 4; k++)
                         buf[(size_t) rand_r(&seed) % sizeof(buf)] = "() \n0-9x\0"[rand_r(&seed) % 9];
-                (void) proc_stat_parse(buf, len, &st);
+                r = proc_stat_parse(buf, len, &st);
+                if (r == 0) {
+                        /* A parse that succeeds gives a terminated, bounded name. */
+                        if (strnlen(st.comm, sizeof(st.comm)) >= sizeof(st.comm)) {
+                                CHECK(false);
+                                break;
+                        }
+                        n_ok++;
+                } else if (r == -EBADMSG)
+                        n_bad++;
+                else {
+                        CHECK_EQ_INT(r, -EBADMSG);      /* no other error for text in memory */
+                        break;
+                }
         }
-        CHECK(true);
+        CHECK_EQ_INT(n_ok + n_bad, 50000);
+        CHECK(n_ok > 0);
+        CHECK(n_bad > 0);
 }
 
 static void test_status(void) {

@@ -61,7 +61,7 @@ int log_struct_internal(int level, const char *message_id, const char *const *fi
 #define MESSAGE_ID_SCOPE_GONE   "5b1a1f3c8f0e4d7e9d0a6c2b7e41a003"
 #define MESSAGE_ID_ACTION       "5b1a1f3c8f0e4d7e9d0a6c2b7e41a004"
 #define MESSAGE_ID_KILL         "5b1a1f3c8f0e4d7e9d0a6c2b7e41a005"
-/* The bus and privileges (issue 3) take 01x, out of the way of the core's. */
+/* The bus and privileges take 01x, out of the way of the core's. */
 #define MESSAGE_ID_BUS_CONNECTED    "5b1a1f3c8f0e4d7e9d0a6c2b7e41a010"
 #define MESSAGE_ID_BUS_DISCONNECTED "5b1a1f3c8f0e4d7e9d0a6c2b7e41a011"
 #define MESSAGE_ID_PRIVILEGES       "5b1a1f3c8f0e4d7e9d0a6c2b7e41a012"

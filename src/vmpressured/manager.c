@@ -363,7 +363,7 @@ static int scope_start(Manager *m, Scope *s) {
 
         /* Headroom is sampled on a timer: the kernel tells us nothing when an
          * anonymous-only hog eats the last free memory without swap (PSI
-         * stayed under 3 % "some" while ~10 MiB were left, MACHINE.md). */
+         * stayed under 3 % "some" while ~10 MiB were left: docs/kernel.md#psi-silent-anon). */
         r = sd_event_add_time_relative(m->event, &s->poll_timer, CLOCK_MONOTONIC,
                                        m->config.params.poll.idle_usec, 10 * USEC_PER_MSEC, on_poll, s);
         if (r < 0)

@@ -40,7 +40,7 @@
  * With the engine's defaults MEDIUM holds 2 s (HoldSec=) and LOW 10 s
  * (QuietSec=), so pressure hovering at a threshold re-announces a level
  * every 2-10 s; with HoldSec=0 as often as the kernel's events come (about
- * one per 2 MiB reclaimed under streaming reads, MACHINE.md). A flushed
+ * one per 2 MiB reclaimed under streaming reads, docs/kernel.md#memcg-v1-events). A flushed
  * cache refills at the pace of its misses, far slower than that: a second
  * flush request within 30 s finds little to free and only costs the
  * service work while memory is short. 0 turns the limit off. */

@@ -177,7 +177,7 @@ static bool vmstat_have(const VmstatFields *f, const unsigned *idx, size_t n) {
 
 int vmstat_parse(const char *text, size_t len, VmstatCounters *ret) {
         /* Counter families, best first. anon+file (5.8+) count memcg-limit reclaim,
-         * which pgscan_direct misses (MACHINE.md); "pgscan" is cgroup2's total;
+         * which pgscan_direct misses (docs/kernel.md#vmstat-counters); "pgscan" is cgroup2's total;
          * kswapd+direct (4.8+) is what remains on older kernels. Scan and steal
          * always come from the same family, or the ratio means nothing. */
         static const unsigned anon_file[] = {

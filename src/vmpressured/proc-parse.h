@@ -14,7 +14,7 @@ typedef struct VmstatCounters {
 } VmstatCounters;
 
 /* /proc/vmstat. Uses pgscan_anon+pgscan_file (pgsteal_*) where present —
- * they count memcg-limit reclaim, which pgscan_direct does not (MACHINE.md) —
+ * they count memcg-limit reclaim, which pgscan_direct does not (docs/kernel.md#vmstat-counters) —
  * else pgscan_kswapd+pgscan_direct+pgscan_khugepaged. Also accepts a cgroup2
  * memory.stat ("pgscan", "pgsteal"). -EBADMSG when no scan counter is found
  * or a line is malformed. */

@@ -14,7 +14,7 @@
 #include "source.h"
 
 /* Without CAP_SYS_RESOURCE the kernel refuses windows that are not a
- * multiple of 2 s (EINVAL; MACHINE.md: 1 s fails, 2 s works as root here). */
+ * multiple of 2 s (EINVAL: 1 s fails, 2 s works; docs/kernel.md#psi-windows). */
 #define PSI_UNPRIVILEGED_WINDOW_USEC (2 * USEC_PER_SEC)
 
 typedef struct PsiSource {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * vmp-load: the memory loads of the integration tests and the benchmark
- * (recipes in MACHINE.md). Meant to run inside a small memcg made by the
+ * (what each makes the kernel do: docs/kernel.md#memcg-v1-events). Meant to run inside a small memcg made by the
  * caller; --cgroup=DIR moves this process there before anything is touched.
  *
  *   vmp-load [--cgroup=DIR]... stream FILE [SECONDS]

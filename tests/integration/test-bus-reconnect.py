@@ -23,7 +23,8 @@ def main():
     bus = vb.SystemBus().start()
     with vt.Memcg("bus-rc-a", limit_mib=128) as a, vt.Memcg("bus-rc-b", limit_mib=128) as b, \
             vt.DataFile("bus-rc", 256) as data:
-        d = vt.Daemon(f"--watch={a.rel}", config=vb.FAST_LEVELS).start()
+        # The load is a small memcg at its own limit; -.slice hears it only with any-cgroup.
+        d = vt.Daemon(f"--watch={a.rel}", config=vb.FAST_LEVELS, system_pressure="any-cgroup").start()
         vb.wait_name(vb.NAME)
         vb.wait_name(vb.LMM_NAME)
         sub = vb.Client("--no-signals", "--subscribe=low")

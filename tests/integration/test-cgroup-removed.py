@@ -26,7 +26,8 @@ def main():
     vt.need_root_and_cgroups()
     with vt.Memcg("removed", limit_mib=128) as cg, vt.Memcg("other", limit_mib=128) as other, \
             vt.DataFile("removed", 256) as data:
-        d = vt.Daemon(f"--watch={cg.rel}", config=CONFIG).start()
+        # The load is a small memcg at its own limit; -.slice hears it only with any-cgroup.
+        d = vt.Daemon(f"--watch={cg.rel}", config=CONFIG, system_pressure="any-cgroup").start()
         src = d.wait_for(lambda e: e["type"] == "source" and e.get("scope") == cg.name, 1,
                          f"a 'source' line for {cg.name}", from_start=True)
         vt.check(src.get("source") == "memcg", f"source={src.get('source')} for {cg.name}, expected memcg")

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The configuration file goes bad under the running daemon (issue 7,
-item 3). First a good change (DryRun=yes) is reloaded, so there is a
+"""The configuration file goes bad under the running daemon.
+First a good change (DryRun=yes) is reloaded, so there is a
 "previous configuration" that differs from the start-up one; then, each
 followed by Reload() on the bus and by SIGHUP:
 

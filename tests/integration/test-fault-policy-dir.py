@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""A policy directory that turns bad under the running daemon (issue 7,
-item 3), each case followed by Reload() on the bus and by SIGHUP:
+"""A policy directory that turns bad under the running daemon,
+each case followed by Reload() on the bus and by SIGHUP:
 
   a) chmod 000 (the daemon runs as root but keeps only CAP_KILL and
      CAP_IPC_LOCK, so it gets EACCES like anyone);

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""A SIGHUP storm under real memcg pressure (issue 7, item 3): 1,000 reloads,
+"""A SIGHUP storm under real memcg pressure: 1,000 reloads,
 nine in ten by SIGHUP and one in ten by Reload() on the bus, while the
 hot/cold load of test-memcg-medium.py keeps a watched 128 MiB memcg between
 MEDIUM and OOM. Each reload re-reads a configuration file and a policy

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""memcg source, MEDIUM: the hot/cold load (MACHINE.md): the first 96 MiB of a
+"""memcg source, MEDIUM: the hot/cold load (docs/kernel.md#memcg-v1-events): the first 96 MiB of a
 320 MiB file are mmapped and re-touched (75 % of a 128 MiB limit; with the
 page cache of the cold part the memcg's file LRU stays full) while reads stream
 32 MiB at a time through the rest. Reclaim then keeps meeting referenced

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Per-unit policies acting on real processes in real cgroups laid out as
-systemd does (issue 4): for each fake unit a cgroup2 directory
+systemd does: for each fake unit a cgroup2 directory
 /sys/fs/cgroup/unified/system.slice/<unit> (where the daemon finds the unit's
 processes) and a memcg /sys/fs/cgroup/memory/system.slice/<unit> with a limit
 (what a Scope=unit policy watches). Every unit name is vmp-pt-<pid>-<x>.service;

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""SignalIntervalSec= against the real daemon (issue 4): a level that flaps
+"""SignalIntervalSec= against the real daemon: a level that flaps
 (HoldSec=0, QuietSec=300ms: LOW → NONE → LOW as fast as Simulate() calls
 come) signals each unit at most once per level per interval, and what is
 held back is shown ("suppressed unit=… suppressed=N" with --print-events, a

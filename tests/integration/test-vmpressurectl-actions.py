@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """What vmpressurectl shows of the daemon's own measurements, against the real
-daemon on a private dbus-daemon enforcing dbus/ (issue 5):
+daemon on a private dbus-daemon enforcing dbus/:
 
   a) real pressure is not marked simulated: a page-cache stream in a watched
      128 MiB memcg makes its scope LOW; monitor --json has its Low with

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """D-Bus fixtures for the bus integration tests, on top of vmptest.py.
 
-SystemBus starts a private dbus-daemon (MACHINE.md recipe) whose bus.conf
+SystemBus starts a private dbus-daemon on a socket of its own whose bus.conf
 includes /usr/share/dbus-1/system.conf and the project's dbus/ directory, so
 the shipped policy file is what is enforced; it exports
 DBUS_SYSTEM_BUS_ADDRESS, which the daemon (started afterwards by vmptest's

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Helpers of the fault and storm tests (test-fault-*.py, issue 7): the
+"""Helpers of the fault and storm tests (test-fault-*.py): the
 daemon's resident memory and descriptors, sampled so that a transient
 descriptor does not count; "does it still signal" with a Simulate() whose
 signal must arrive on the bus; Reload() from this process (dbus-python, as

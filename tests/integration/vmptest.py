@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Shared helpers for the integration tests: the real daemon against real
-kernel memory pressure, always inside a small throw-away memcg (MACHINE.md).
+kernel memory pressure, always inside a small throw-away memcg (docs/kernel.md#test-pressure).
 
 Exit statuses follow meson: 0 pass, 1 fail, 77 skip. A skip is only allowed
 outside CI: with CI=true a missing prerequisite is a failure, never a silent
@@ -542,16 +542,18 @@ class Daemon:
     them in order, wait_for() takes them from a cursor so earlier ones are not
     lost."""
 
-    def __init__(self, *args, config="", name="vmpressured"):
+    def __init__(self, *args, config="", name="vmpressured", system_pressure=None):
+        """The shipped defaults unless the test says otherwise. A test whose
+        load is a small memcg at its own limit and that wants the system
+        scope (-.slice) to hear it passes system_pressure="any-cgroup", with
+        its reason beside it: the shipped default, machine, counts only
+        reclaim of the whole machine (test-system-pressure.py), and tests may
+        make pressure only inside small memcgs of their own."""
         self.tmpdir = make_tempdir()
         self.config_path = os.path.join(self.tmpdir, "vmpressured.conf")
-        # The tests may only make pressure inside small memcgs of their own;
-        # for the system scope to hear it, a cgroup at its own limit must
-        # count as system pressure (SystemPressure=any-cgroup; the shipped
-        # default, machine, ignores it: test-system-pressure.py). Appended,
-        # so the lines of the test's own text keep their numbers.
-        if "SystemPressure=" not in config:
-            config += "\n[Daemon]\nSystemPressure=any-cgroup\n"
+        # Appended, so the lines of the test's own text keep their numbers.
+        if system_pressure is not None:
+            config += f"\n[Daemon]\nSystemPressure={system_pressure}\n"
         _write_text(self.config_path, config)
         self.args = [str(a) for a in args]
         self.name = name
