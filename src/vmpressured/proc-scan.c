@@ -273,8 +273,8 @@ int cgroup_walk_pids(const char *cgroup_dir, cgroup_pid_handler_t handler, void 
                 walk_up(&w);
         }
         if (w.n_too_deep > 0)
-                log_warning("%zu cgroups below %s are nested too deep to be opened by path (PATH_MAX); "
-                            "their processes are not seen.", w.n_too_deep, cgroup_dir);
+                log_warning("Cgroups below %s are nested too deep to be opened by path (PATH_MAX), "
+                            "their processes are not seen: %zu skipped.", cgroup_dir, w.n_too_deep);
         return count;
 }
 

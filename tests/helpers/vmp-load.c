@@ -398,6 +398,10 @@ static _Noreturn void sleepers_leader(const char *const *cgroups, size_t n_cgrou
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_DFL);
         (void) sigprocmask(SIG_SETMASK, unblocked, NULL);
+        /* Named before they are forked (fork copies the name), so they bear
+         * it by the time "started" is printed. */
+        if (comm)
+                (void) prctl(PR_SET_NAME, (unsigned long) comm, 0, 0, 0);
         for (size_t i = 0; i < n; i++) {
                 pid_t pid = fork();
 
@@ -407,8 +411,6 @@ static _Noreturn void sleepers_leader(const char *const *cgroups, size_t n_cgrou
                 }
                 if (pid == 0) {
                         (void) close(fd);
-                        if (comm)
-                                (void) prctl(PR_SET_NAME, (unsigned long) comm, 0, 0, 0);
                         for (;;)
                                 pause();
                 }

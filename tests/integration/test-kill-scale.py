@@ -98,8 +98,9 @@ def test_unit_real():
                  f"{len(vt._cgroup_pids(a.path2))} processes left in {a.path2}")
         vt.check(d.alive(), f"the daemon died: status {d.proc.returncode}")
 
-        lines = kills(d, a.unit)
-        killed = [int(e["pid"]) for e in lines]
+        # stdout and stderr are read by threads of their own: the lines may lag the notice.
+        vt.poll_until(lambda: len(kills(d, a.unit)) >= MANY, 5)
+        killed = [int(e["pid"]) for e in kills(d, a.unit)]
         vt.check(len(killed) == MANY and set(killed) == pids,
                  f"{len(killed)} killed lines ({len(set(killed))} pids), {len(set(killed) & pids)} of the "
                  f"unit's {MANY}")
@@ -129,6 +130,7 @@ def test_unit_dry_run():
         vt.check(done, f"no KillTarget=unit notice for {a.unit} within 30 s; daemon alive: {d.alive()}")
         vt.check(f"would kill {DRY} of its processes in 2 batches" in done[0], done[0])
         vt.check(d.alive(), f"the daemon died: status {d.proc.returncode}")
+        vt.poll_until(lambda: len(kills(d, a.unit, "would-kill")) >= DRY, 5)
         would = [int(e["pid"]) for e in kills(d, a.unit, "would-kill")]
         vt.check(len(would) == DRY and set(would) == pids,
                  f"{len(would)} would-kill lines ({len(set(would) & pids)} of the unit's {DRY} pids)")
