@@ -290,7 +290,7 @@ static void test_pacer(void) {
         CHECK(kill_pacer_may_kill(&p, 1));
 }
 
-/* DESIGN's benchmark asks for 10,000 processes; this keeps an eye on it. */
+/* bench-victim measures 10,000 processes; this keeps an eye on the choice alone. */
 static void test_select_many(void) {
         size_t n = 10000;
         Candidate *c = calloc(n, sizeof(*c));

@@ -2,8 +2,8 @@
 #pragma once
 
 /*
- * Victim choice: pure. Candidate records in, an index out. The rules of
- * DESIGN.md live here and nowhere else: never PID 1, never a kernel thread,
+ * Victim choice: pure. Candidate records in, an index out. The rules live
+ * here and nowhere else: never PID 1, never a kernel thread,
  * never the daemon itself, never a process of a unit not marked killable
  * (Kill=yes), never one the administrator made unkillable for the kernel's
  * OOM killer too (oom_score_adj -1000).
