@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Victim selection time with many processes in a marked unit: the daemon's
- * own code path (proc_scan_cgroup() reading /proc for each pid of the
- * unit's cgroup, then victim_select()), on real processes.
+ * own code path at OOM (proc_scan_cgroup_foreach() reading /proc for each
+ * pid of the unit's cgroups, victim_best_offer() keeping the best), on real
+ * processes; and, for comparison, the array path (proc_scan_cgroup() into a
+ * table, then victim_select()) that SignalTarget=main still uses.
  *
  *   bench-victim CGROUP_DIR N [RUNS]
  *
@@ -35,6 +37,20 @@ static int move_self(const char *dir) {
                 r = -errno;
         close(fd);
         return r;
+}
+
+typedef struct Offer {
+        VictimBest best;
+        pid_t self;
+} Offer;
+
+static int offer(Candidate *c, void *userdata) {
+        Offer *o = userdata;
+
+        c->unit = "bench.service";
+        c->unit_marked_killable = true;
+        (void) victim_best_offer(&o->best, c, o->self);
+        return 0;
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -100,6 +116,21 @@ int main(int argc, char *argv[]) {
         }
 
         for (size_t r = 0; r < runs; r++) {
+                Offer o = { .self = getpid() };
+                uint64_t t0 = now_ns();
+                int k;
+
+                victim_best_init(&o.best);
+                k = proc_scan_cgroup_foreach("/proc", argv[1], (uint64_t) sysconf(_SC_PAGESIZE), offer, &o);
+                times[r] = now_ns() - t0;
+                if (k < 0 || !o.best.found)
+                        fprintf(stderr, "run %zu: scan %d, found %d\n", r, k, (int) o.best.found);
+        }
+        qsort(times, runs, sizeof(uint64_t), cmp_u64);
+        printf("path=stream processes=%zu runs=%zu median_usec=%.0f min_usec=%.0f max_usec=%.0f\n", n, runs,
+               times[runs / 2] / 1000.0, times[0] / 1000.0, times[runs - 1] / 1000.0);
+
+        for (size_t r = 0; r < runs; r++) {
                 size_t found = 0;
                 uint64_t t0 = now_ns();
                 int k = proc_scan_cgroup("/proc", argv[1], "bench.service", true,
@@ -110,7 +141,7 @@ int main(int argc, char *argv[]) {
                         fprintf(stderr, "run %zu: scan %d, victim %d\n", r, k, v);
         }
         qsort(times, runs, sizeof(uint64_t), cmp_u64);
-        printf("processes=%zu runs=%zu median_usec=%.0f min_usec=%.0f max_usec=%.0f\n", n, runs,
+        printf("path=array processes=%zu runs=%zu median_usec=%.0f min_usec=%.0f max_usec=%.0f\n", n, runs,
                times[runs / 2] / 1000.0, times[0] / 1000.0, times[runs - 1] / 1000.0);
 
         for (size_t i = 0; i < n; i++)

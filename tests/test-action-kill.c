@@ -603,9 +603,9 @@ static void test_signals(ActionContext *ctx) {
                                               ELEMENTSOF(cands), &nc), 2);
                 CHECK_EQ_INT(proc_scan_cgroup(NULL, bar_dir, "bar.service", false, ctx->page_size, cands,
                                               ELEMENTSOF(cands), &nc), 1);
-                k = victim_select_unit(cands, nc, "foo.service", ctx->self_pid, idx, ELEMENTSOF(idx));
+                k = victim_select_unit(cands, nc, "foo.service", ctx->self_pid, idx, ELEMENTSOF(idx), NULL);
                 CHECK_EQ_INT(k, 2);
-                for (size_t j = 0; j < k && j < ELEMENTSOF(idx); j++) {
+                for (size_t j = 0; j < k; j++) {
                         const Candidate *c = &cands[idx[j]];
                         KillRequest req = { .pid = c->pid, .starttime_ticks = c->starttime_ticks,
                                             .unit = c->unit, .comm = c->comm, .rss_bytes = c->rss_bytes,

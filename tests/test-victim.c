@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdlib.h>
 #include <time.h>
 
 #include "action.h"
@@ -144,25 +145,94 @@ static void test_select_unit(void) {
         Candidate c[7] = {
                 cand(10, 30), cand(11, 10), cand(12, 50), cand(13, 20), cand(1, 99), cand(14, 40), cand(15, 60),
         };
-        size_t idx[8];
+        size_t idx[8], eligible = 0;
 
         c[5].unit = "web.service";      /* another unit */
         c[6].is_kernel_thread = true;
-        CHECK_EQ_INT(victim_select_unit(c, 7, "db.service", SELF, idx, 8), 4);
+        CHECK_EQ_INT(victim_select_unit(c, 7, "db.service", SELF, idx, 8, &eligible), 4);
+        CHECK_EQ_INT(eligible, 4);
         CHECK_EQ_INT(c[idx[0]].pid, 12);
         CHECK_EQ_INT(c[idx[1]].pid, 10);
         CHECK_EQ_INT(c[idx[2]].pid, 13);
         CHECK_EQ_INT(c[idx[3]].pid, 11);
-        /* room for 2: the best 2, the count still says 4 */
+        /* room for 2: the best 2 stored and returned, the rest counted only */
         idx[2] = 777;
-        CHECK_EQ_INT(victim_select_unit(c, 7, "db.service", SELF, idx, 2), 4);
+        CHECK_EQ_INT(victim_select_unit(c, 7, "db.service", SELF, idx, 2, &eligible), 2);
+        CHECK_EQ_INT(eligible, 4);
         CHECK_EQ_INT(c[idx[0]].pid, 12);
         CHECK_EQ_INT(c[idx[1]].pid, 10);
         CHECK_EQ_INT(idx[2], 777);
-        CHECK_EQ_INT(victim_select_unit(c, 7, "web.service", SELF, idx, 8), 1);
+        CHECK_EQ_INT(victim_select_unit(c, 7, "web.service", SELF, idx, 8, NULL), 1);
         CHECK_EQ_INT(c[idx[0]].pid, 14);
-        CHECK_EQ_INT(victim_select_unit(c, 7, "none.service", SELF, idx, 8), 0);
-        CHECK_EQ_INT(victim_select_unit(c, 7, "db.service", SELF, NULL, 0), 4);
+        CHECK_EQ_INT(victim_select_unit(c, 7, "none.service", SELF, idx, 8, &eligible), 0);
+        CHECK_EQ_INT(eligible, 0);
+        CHECK_EQ_INT(victim_select_unit(c, 7, "db.service", SELF, NULL, 0, &eligible), 0);
+        CHECK_EQ_INT(eligible, 4);
+        CHECK_EQ_INT(victim_select_unit(c, 7, "db.service", SELF, NULL, 8, &eligible), 0);
+}
+
+/* More processes than room (the responder's batches): what is returned
+ * never exceeds the room, is the best of all, best first; 1,100 of one
+ * unit into 1,024 as the responder's table had it. */
+static void test_select_unit_more_than_room(void) {
+        enum { N = 1100, ROOM = 1024 };
+        Candidate *c = calloc(N + 1, sizeof(*c));
+        size_t *idx = calloc(ROOM + 1, sizeof(*idx)), eligible = 0, k;
+        unsigned seed = 11;
+
+        CHECK(c && idx);
+        if (!c || !idx)
+                return;
+        for (size_t i = 0; i < N; i++)
+                c[i] = cand((pid_t) (100 + i), (uint64_t) (rand_r(&seed) % 5000));
+        idx[ROOM] = 4242;               /* a guard just past the room */
+        k = victim_select_unit(c, N, "db.service", SELF, idx, ROOM, &eligible);
+        CHECK_EQ_INT(k, ROOM);
+        CHECK_EQ_INT(eligible, N);
+        CHECK_EQ_INT(idx[ROOM], 4242);
+        for (size_t j = 1; j < k; j++)
+                CHECK(victim_compare(&c[idx[j - 1]], &c[idx[j]]) < 0);
+        /* the N - ROOM left out are each worse than the last one kept */
+        {
+                size_t worse_than_last = 0;
+
+                for (size_t i = 0; i < N; i++)
+                        if (victim_compare(&c[i], &c[idx[k - 1]]) > 0)
+                                worse_than_last++;
+                CHECK_EQ_INT(worse_than_last, N - ROOM);
+        }
+        CHECK_EQ_INT(idx[0], (size_t) victim_select(c, N, SELF));
+        free(c);
+        free(idx);
+}
+
+/* The streaming choice equals victim_select()'s whatever the order. */
+static void test_best_stream(void) {
+        Candidate c[6] = { cand(10, 30), cand(11, 90), cand(12, 90), cand(1, 999), cand(SELF, 999), cand(13, 5) };
+        static const int orders[][6] = { { 0, 1, 2, 3, 4, 5 }, { 5, 4, 3, 2, 1, 0 }, { 2, 0, 4, 1, 5, 3 } };
+        VictimBest b;
+        int v;
+
+        c[2].oom_score_adj = 100;       /* ties 11 on RSS, wins on adj */
+        c[5].unit_marked_killable = false;
+        v = victim_select(c, 6, SELF);
+        CHECK_EQ_INT(v, 2);
+        for (size_t o = 0; o < ELEMENTSOF(orders); o++) {
+                victim_best_init(&b);
+                for (size_t i = 0; i < 6; i++)
+                        (void) victim_best_offer(&b, &c[orders[o][i]], SELF);
+                CHECK(b.found);
+                CHECK_EQ_INT(b.best.pid, 12);
+                CHECK_EQ_U64(b.n_seen, 6);
+                CHECK_EQ_U64(b.n_eligible, 3);
+        }
+        victim_best_init(&b);
+        CHECK(!victim_best_offer(&b, &c[3], SELF));     /* PID 1 */
+        CHECK(!victim_best_offer(&b, &c[5], SELF));     /* unmarked */
+        CHECK(!b.found);
+        CHECK(victim_best_offer(&b, &c[0], SELF));
+        CHECK(!victim_best_offer(&b, &c[0], SELF));     /* the same record is not better than itself */
+        CHECK(victim_best_offer(&b, &c[1], SELF));
 }
 
 static void test_main_process(void) {
@@ -220,7 +290,7 @@ static void test_pacer(void) {
         CHECK(kill_pacer_may_kill(&p, 1));
 }
 
-/* DESIGN's benchmark asks for 10,000 processes; this keeps an eye on it. */
+/* bench-victim measures 10,000 processes; this keeps an eye on the choice alone. */
 static void test_select_many(void) {
         size_t n = 10000;
         Candidate *c = calloc(n, sizeof(*c));
@@ -249,6 +319,8 @@ int main(void) {
         test_verdicts();
         test_ties();
         test_select_unit();
+        test_select_unit_more_than_room();
+        test_best_stream();
         test_main_process();
         test_pacer();
         test_select_many();

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 
+#include "log.h"
 #include "proc-scan.h"
 
 /* Reads a small /proc file whole into buf (NUL-terminated). The length, or
@@ -162,65 +163,147 @@ int cgroup_read_procs(const char *cgroup_dir, pid_t *pids, size_t max) {
         return cgroup_foreach_pid(cgroup_dir, store_pid, &a);
 }
 
-typedef struct Walk {
-        cgroup_pid_handler_t handler;
-        void *userdata;
-} Walk;
+/* The state of one cgroup_walk_pids(): fixed size, on the caller's stack. */
+typedef struct CgroupWalk {
+        char path[PATH_MAX];            /* the cgroup being listed; children are appended in place */
+        size_t len;
+        size_t depth;                   /* levels below the start */
+        /* Where listing each level's directory resumes: getdents64's d_off
+         * of the last entry taken (0: from the start). */
+        off_t pos[CGROUP_WALK_LEVELS_MAX + 1];
+        /* The child just walked, when back at its parent: a removal of its
+         * next sibling meanwhile can make a directory (kernfs) list it once
+         * more from the saved position; it is not walked twice. */
+        char done[NAME_MAX + 1];
+        size_t n_too_deep;
+        char dirents[2048];
+} CgroupWalk;
 
-/* path holds the directory (len bytes); children are appended in place. */
-static int walk_dir(const Walk *w, char *path, size_t len, unsigned depth) {
+static bool dot_or_dotdot(const char *name) {
+        return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+}
+
+/* Descends into the next child cgroup of w->path after w->pos[w->depth]:
+ * 1 (its name appended, one level deeper), 0 when there is none left,
+ * negative errno when the directory cannot be listed (gone meanwhile). */
+static int walk_next_child(CgroupWalk *w) {
         _cleanup_(closep) int fd = -EBADF;
-        char buf[2048];         /* per level: PROC_SCAN_DEPTH_MAX × 2 KiB of stack at most */
-        int count, r;
+        off_t *pos = &w->pos[w->depth];
 
-        count = cgroup_foreach_pid(path, w->handler, w->userdata);
-        if (count < 0)
-                return count;
-        if (depth >= PROC_SCAN_DEPTH_MAX)
-                return count;
-
-        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fd = open(w->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
-                return count;   /* removed meanwhile */
+                return -errno;
+        if (*pos != 0 && lseek(fd, *pos, SEEK_SET) < 0)
+                return -errno;
         for (;;) {
-                ssize_t k = getdents64(fd, buf, sizeof(buf));
+                ssize_t k = getdents64(fd, w->dirents, sizeof(w->dirents));
 
-                if (k <= 0)
-                        break;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        return 0;
                 for (ssize_t off = 0; off < k;) {
-                        struct dirent64 *de = (struct dirent64 *) (buf + off);
+                        struct dirent64 *de = (struct dirent64 *) (w->dirents + off);
                         size_t l = strlen(de->d_name);
 
                         off += de->d_reclen;
-                        if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        *pos = de->d_off;
+                        if (de->d_type != DT_DIR || dot_or_dotdot(de->d_name) || streq(de->d_name, w->done))
                                 continue;
-                        if (len + 1 + l + 1 > PATH_MAX)
+                        w->done[0] = '\0';
+                        /* Room for "/<name>/cgroup.procs" and the NUL. */
+                        if (w->len + 1 + l + strlen("/cgroup.procs") >= sizeof(w->path) ||
+                            w->depth >= CGROUP_WALK_LEVELS_MAX) {
+                                w->n_too_deep++;
                                 continue;
-                        path[len] = '/';
-                        memcpy(path + len + 1, de->d_name, l + 1);
-                        r = walk_dir(w, path, len + 1 + l, depth + 1);
-                        path[len] = '\0';
-                        if (r < 0 && r != -ENOENT)
-                                return r;       /* the handler stopped the walk */
-                        if (r > 0 && count <= INT_MAX - r)
-                                count += r;
+                        }
+                        w->path[w->len] = '/';
+                        memcpy(w->path + w->len + 1, de->d_name, l + 1);
+                        w->len += 1 + l;
+                        w->pos[++w->depth] = 0;
+                        return 1;
                 }
         }
-        return count;
+}
+
+/* Back to the parent; the child's name is remembered in w->done. */
+static void walk_up(CgroupWalk *w) {
+        char *slash = memrchr(w->path, '/', w->len);
+
+        /* depth > 0: the last component is one the walk appended. */
+        (void) snprintf(w->done, sizeof(w->done), "%s", slash + 1);
+        w->len = (size_t) (slash - w->path);
+        w->path[w->len] = '\0';
+        w->depth--;
 }
 
 int cgroup_walk_pids(const char *cgroup_dir, cgroup_pid_handler_t handler, void *userdata) {
-        char path[PATH_MAX];
-        Walk w = { handler, userdata };
-        size_t len;
+        CgroupWalk w;
+        int count, r;
 
-        len = strlen(cgroup_dir);
-        if (len + 1 > sizeof(path))
+        w.len = strlen(cgroup_dir);
+        if (w.len + 1 > sizeof(w.path))
                 return -ENAMETOOLONG;
-        memcpy(path, cgroup_dir, len + 1);
-        while (len > 1 && path[len - 1] == '/')
-                path[--len] = '\0';
-        return walk_dir(&w, path, len, 0);
+        memcpy(w.path, cgroup_dir, w.len + 1);
+        while (w.len > 1 && w.path[w.len - 1] == '/')
+                w.path[--w.len] = '\0';
+        w.depth = 0;
+        w.pos[0] = 0;
+        w.done[0] = '\0';
+        w.n_too_deep = 0;
+
+        count = cgroup_foreach_pid(w.path, handler, userdata);
+        if (count < 0)
+                return count;
+        for (;;) {
+                r = walk_next_child(&w);
+                if (r > 0) {
+                        r = cgroup_foreach_pid(w.path, handler, userdata);
+                        if (r == -ENOENT)
+                                walk_up(&w);    /* removed meanwhile: nothing below it either */
+                        else if (r < 0)
+                                return r;       /* the handler stopped the walk */
+                        else if (count <= INT_MAX - r)
+                                count += r;
+                        continue;
+                }
+                /* Listed to the end (or gone meanwhile: nothing more to find there). */
+                if (w.depth == 0)
+                        break;
+                walk_up(&w);
+        }
+        if (w.n_too_deep > 0)
+                log_warning("Cgroups below %s are nested too deep to be opened by path (PATH_MAX), "
+                            "their processes are not seen: %zu skipped.", cgroup_dir, w.n_too_deep);
+        return count;
+}
+
+typedef struct ScanEach {
+        const char *proc_root;
+        uint64_t page_size;
+        proc_candidate_handler_t handler;
+        void *userdata;
+} ScanEach;
+
+static int scan_each_pid(pid_t pid, void *userdata) {
+        ScanEach *s = userdata;
+        Candidate c;
+
+        if (proc_read_candidate(s->proc_root, pid, s->page_size, &c) < 0)
+                return 0;       /* exited meanwhile */
+        return s->handler(&c, s->userdata);
+}
+
+int proc_scan_cgroup_foreach(const char *proc_root, const char *cgroup_dir, uint64_t page_size,
+                             proc_candidate_handler_t handler, void *userdata) {
+        ScanEach s = {
+                .proc_root = proc_root ?: "/proc",
+                .page_size = page_size,
+                .handler = handler,
+                .userdata = userdata,
+        };
+
+        return cgroup_walk_pids(cgroup_dir, scan_each_pid, &s);
 }
 
 typedef struct Scan {
@@ -238,7 +321,7 @@ static int scan_pid(pid_t pid, void *userdata) {
         Candidate *c;
 
         if (*s->n >= s->max)
-                return 0;       /* counted by the walk, not stored */
+                return 0;       /* counted by the walk, not read */
         c = &s->cands[*s->n];
         if (proc_read_candidate(s->proc_root, pid, s->page_size, c) < 0)
                 return 0;       /* exited meanwhile */

@@ -7,7 +7,10 @@
 
 #include "victim.h"
 
-#define PROC_SCAN_DEPTH_MAX 32          /* nested cgroups below a unit's cgroup */
+/* Each level of nesting adds at least "/x" to a cgroup's path, so no
+ * cgroup that can be opened by path is deeper below the walk's start than
+ * this: the walk keeps one resume position per level, never more. */
+#define CGROUP_WALK_LEVELS_MAX (PATH_MAX / 2)
 
 /* /proc/<pid>/stat of one process. -ESRCH when it is gone. */
 int proc_read_stat(const char *proc_root, pid_t pid, ProcStat *ret);
@@ -26,12 +29,32 @@ int cgroup_read_procs(const char *cgroup_dir, pid_t *pids, size_t max);
  * returned. */
 typedef int (*cgroup_pid_handler_t)(pid_t pid, void *userdata);
 
-/* Streams the pids of cgroup_dir and its child cgroups (depth ≤
- * PROC_SCAN_DEPTH_MAX), without a limit on their number. Returns how many
- * were listed, or negative errno (-ENOENT: cgroup_dir is gone). A pid
- * listed was in the cgroup when the file was read: a handler that acts on
- * it must pin it (pidfd) and check it is still the same process. */
+/* Streams the pids of cgroup_dir and of every cgroup below it, at any
+ * depth, without a limit on their number. Depth first, one directory open
+ * at a time: for each level only the getdents64 position to resume at is
+ * kept (CGROUP_WALK_LEVELS_MAX of them, 16 KiB), and a directory is opened
+ * again when the walk comes back up to it, so memory is fixed (about
+ * 23 KiB of stack) whatever the nesting. A cgroup whose cgroup.procs path
+ * would not fit in PATH_MAX (4,096 bytes: over 2,000 levels below a unit)
+ * cannot be opened by path; it is skipped, with a warning. Returns how many
+ * pids were listed, or negative errno (-ENOENT: cgroup_dir is gone; a
+ * negative handler return stops the walk and is returned). A child cgroup
+ * removed during the walk is skipped. A pid listed was in the cgroup when
+ * the file was read: a handler that acts on it must pin it (pidfd) and
+ * check it is still the same process. */
 int cgroup_walk_pids(const char *cgroup_dir, cgroup_pid_handler_t handler, void *userdata);
+
+/* Called with the record of each process found (unit and
+ * unit_marked_killable unset: the caller's to fill); the handler may change
+ * it. A negative return stops the scan and is returned. */
+typedef int (*proc_candidate_handler_t)(Candidate *c, void *userdata);
+
+/* The record of every process in cgroup_dir and below (cgroup_walk_pids()),
+ * one at a time in a stack buffer: nothing is stored, so any number of
+ * processes can be looked at. Processes that exit meanwhile are skipped.
+ * Returns how many pids were listed, or negative errno. */
+int proc_scan_cgroup_foreach(const char *proc_root, const char *cgroup_dir, uint64_t page_size,
+                             proc_candidate_handler_t handler, void *userdata);
 
 /* Candidates for every process in cgroup_dir and its child cgroups,
  * appended to cands[*n..max) with unit and marked set. Processes that

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <systemd/sd-daemon.h>
 
+#include "event-value.h"
 #include "log.h"
 #include "policy-load.h"
 #include "proc-scan.h"
@@ -95,19 +96,32 @@ static int responder_list_units(Responder *r) {
         return (int) n;
 }
 
-/* The cgroup directory of r->units[i]: systemd's word, else system.slice/<unit>. */
-static int unit_dir(Responder *r, int i, char *buf, size_t size) {
+/* The cgroup of r->units[i] below the hierarchies' root, without a
+ * leading '/': systemd's word, else system.slice/<unit>. */
+static int unit_rel_cgroup(const Responder *r, int i, char *buf, size_t size) {
         int n;
 
         if (!r->unit_cgroups[i])
-                return unit_cgroup_dir(r->cgroup_root, r->units[i], buf, size);
-        n = snprintf(buf, size, "%s%s", r->cgroup_root, r->unit_cgroups[i]);
+                return unit_name_to_cgroup_path(r->units[i], buf, size);
+        n = snprintf(buf, size, "%s", r->unit_cgroups[i] + (r->unit_cgroups[i][0] == '/'));
+        return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
+}
+
+/* The cgroup directory of r->units[i]. */
+static int unit_dir(const Responder *r, int i, char *buf, size_t size) {
+        char rel[PATH_MAX];
+        int k, n;
+
+        k = unit_rel_cgroup(r, i, rel, sizeof(rel));
+        if (k < 0)
+                return k;
+        n = snprintf(buf, size, "%s%s%s", r->cgroup_root, rel[0] ? "/" : "", rel);
         return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
 }
 
 static void responder_signal(Responder *r, int i, const PolicyAction *a, Level level) {
         const char *unit = r->units[i];
-        char dir[PATH_MAX];
+        char dir[PATH_MAX], unit_text[EVENT_VALUE_SIZE(UNIT_NAME_MAX)];
         int k;
 
         if (unit_dir(r, i, dir, sizeof(dir)) < 0)
@@ -117,12 +131,13 @@ static void responder_signal(Responder *r, int i, const PolicyAction *a, Level l
         r->ctx->systemd_bus = r->systemd && r->get_bus ? r->get_bus(r->get_bus_userdata) : NULL;
         k = r->ops->signal_unit(r->ctx, unit, dir, a->signal, a->signal_target);
         manager_record_action(r->manager, unit, level, false, a->signal, 0, k);
+        (void) event_value_escape(unit, unit_text, sizeof(unit_text));
         if (k < 0)
-                manager_print(r->manager, "action unit=%s level=%s signal=%s target=%s result=%s", unit,
+                manager_print(r->manager, "action unit=%s level=%s signal=%s target=%s result=%s", unit_text,
                               level_to_string(level), signal_to_string(a->signal),
                               signal_target_to_string(a->signal_target), strerrorname_np(-k) ?: "error");
         else
-                manager_print(r->manager, "action unit=%s level=%s signal=%s target=%s result=%d", unit,
+                manager_print(r->manager, "action unit=%s level=%s signal=%s target=%s result=%d", unit_text,
                               level_to_string(level), signal_to_string(a->signal),
                               signal_target_to_string(a->signal_target), k);
         if (k < 0 && k != -ESRCH)
@@ -132,24 +147,44 @@ static void responder_signal(Responder *r, int i, const PolicyAction *a, Level l
                 r->n_signals++;
 }
 
-/* Whether scope s is the own cgroup of r->units[i]: by path when systemd
- * said where the unit is (a scope is named after its last component, which
- * systemd escapes for some unit names), else by name. */
+/* a and b name the same cgroup: slashes at either end do not count. */
+static bool cgroup_path_equal(const char *a, const char *b) {
+        size_t la, lb;
+
+        a += strspn(a, "/");
+        b += strspn(b, "/");
+        la = strlen(a);
+        lb = strlen(b);
+        while (la > 0 && a[la - 1] == '/')
+                la--;
+        while (lb > 0 && b[lb - 1] == '/')
+                lb--;
+        return la == lb && memcmp(a, b, la) == 0;
+}
+
+/* Whether scope s is the own cgroup of r->units[i]: by path, never by
+ * name. A scope is named after its cgroup's last component, which does not
+ * tell whose it is: "other.slice/db.service" (watched with --watch=) is not
+ * db.service's, and systemd escapes some names in paths ("_cpu.service"). */
 static bool scope_is_unit(const Responder *r, const Scope *s, int i) {
-        if (r->unit_cgroups[i])
-                return streq(s->cgroup + (s->cgroup[0] == '/'), r->unit_cgroups[i] + 1);
-        return streq(s->name, r->units[i]);
+        char rel[PATH_MAX];
+
+        if (unit_rel_cgroup(r, i, rel, sizeof(rel)) < 0)
+                return false;
+        return cgroup_path_equal(s->cgroup, rel);
 }
 
 /* SignalIntervalSec=: one signal per unit and level per interval. What is
  * held back is shown (--print-events, the log at info) and counted. */
 static bool responder_may_signal(Responder *r, const char *unit, const Policy *p, Level level, usec_t now_usec) {
+        char unit_text[EVENT_VALUE_SIZE(UNIT_NAME_MAX)];
         usec_t next;
 
         if (signal_limit_check(&r->signal_limit, unit, level, now_usec, p->signal_interval_usec, &next))
                 return true;
         manager_print(r->manager, "suppressed unit=%s level=%s signal=%s interval_usec=%" PRIu64
-                      " next_usec=%" PRIu64 " suppressed=%" PRIu64, unit, level_to_string(level),
+                      " next_usec=%" PRIu64 " suppressed=%" PRIu64,
+                      event_value_escape(unit, unit_text, sizeof(unit_text)), level_to_string(level),
                       signal_to_string(p->actions[level].signal), p->signal_interval_usec, next,
                       signal_limit_suppressed(&r->signal_limit, unit));
         log_info("%s: not sending %s at %s again within SignalIntervalSec=%" PRIu64 ".%03" PRIu64
@@ -183,26 +218,66 @@ static void responder_signals(Responder *r, const Scope *s, const LevelEvent *ev
                 }
 }
 
-/* Candidates from the units whose policy marks them killable and whose
- * level this is: all of them for the system, the unit itself for its own
- * scope. */
-static size_t responder_candidates(Responder *r, const Scope *s, int n_units) {
-        size_t n = 0;
+/* Whether r->units[i]'s processes may be killed at an OOM of scope s: its
+ * policy marks it killable, and the OOM is the system's (Scope=system) or
+ * of the unit's own cgroup (Scope=unit). */
+static bool unit_killable_at(const Responder *r, const Scope *s, int i) {
+        const Policy *p = policy_set_find(r->policies, r->units[i]);
+
+        if (!p->actions[LEVEL_OOM].kill)
+                return false;
+        return p->scope == POLICY_SCOPE_SYSTEM ? s == s->manager->scopes[0] : scope_is_unit(r, s, i);
+}
+
+typedef struct FindVictim {
+        VictimBest best;
+        pid_t self_pid;
+        int unit;               /* the index in r->units of the unit being read */
+        const char *unit_name;
+        int best_unit;          /* the unit of best.best */
+} FindVictim;
+
+static int offer_candidate(Candidate *c, void *userdata) {
+        FindVictim *f = userdata;
+
+        c->unit = f->unit_name;
+        c->unit_marked_killable = true;
+        if (victim_best_offer(&f->best, c, f->self_pid))
+                f->best_unit = f->unit;
+        return 0;
+}
+
+/* The victim among every process of every unit killable at this OOM, read
+ * one at a time: nothing is stored but the best so far, so no unit and no
+ * process is left out. false when none may be killed. */
+static bool responder_find_victim(Responder *r, const Scope *s, int n_units, FindVictim *f) {
         char dir[PATH_MAX];
 
+        victim_best_init(&f->best);
+        f->self_pid = r->ctx->self_pid;
+        f->best_unit = -1;
         for (int i = 0; i < n_units; i++) {
-                const Policy *p = policy_set_find(r->policies, r->units[i]);
+                int k;
 
-                if (!p->actions[LEVEL_OOM].kill)
+                if (!unit_killable_at(r, s, i) || unit_dir(r, i, dir, sizeof(dir)) < 0)
                         continue;
-                if (p->scope == POLICY_SCOPE_SYSTEM ? s != s->manager->scopes[0] : !scope_is_unit(r, s, i))
-                        continue;
-                if (unit_dir(r, i, dir, sizeof(dir)) < 0)
-                        continue;
-                (void) proc_scan_cgroup(r->ctx->proc_root, dir, r->units[i], true, r->ctx->page_size,
-                                        r->candidates, RESPONDER_CANDIDATES_MAX, &n);
+                f->unit = i;
+                f->unit_name = r->units[i];
+                k = proc_scan_cgroup_foreach(r->ctx->proc_root, dir, r->ctx->page_size, offer_candidate, f);
+                if (k < 0 && k != -ENOENT)
+                        log_debug_errno(k, "%s: cannot list the processes of %s, ignoring: %m", r->units[i], dir);
         }
-        return n;
+        return f->best.found;
+}
+
+/* unit=, pid=, comm=… of a killed/would-kill line; comm is the process's
+ * own choice and is escaped (event-value.h), and so is the unit name. */
+static void responder_print_kill(Responder *r, bool dry_run, const Candidate *c, const char *reason) {
+        char unit[EVENT_VALUE_SIZE(UNIT_NAME_MAX)], comm[EVENT_VALUE_SIZE(PROC_COMM_MAX)];
+
+        manager_print(r->manager, "%s unit=%s pid=%i comm=%s rss_bytes=%" PRIu64 " reason=%s",
+                      dry_run ? "would-kill" : "killed", event_value_escape(c->unit, unit, sizeof(unit)),
+                      (int) c->pid, event_value_escape(c->comm, comm, sizeof(comm)), c->rss_bytes, reason);
 }
 
 static int responder_kill_one(Responder *r, const Candidate *c, const char *reason) {
@@ -219,12 +294,9 @@ static int responder_kill_one(Responder *r, const Candidate *c, const char *reas
 
         k = r->ops->kill_process(r->ctx, &req, &res);
         manager_record_action(r->manager, c->unit, LEVEL_OOM, true, SIGKILL, c->pid, k);
-        if (k == 0)
-                manager_print(r->manager, "would-kill unit=%s pid=%i comm=%s rss_bytes=%" PRIu64 " reason=%s",
-                              c->unit, (int) c->pid, c->comm, c->rss_bytes, reason);
+        if (k >= 0)
+                responder_print_kill(r, k == 0, c, reason);
         if (k > 0) {
-                manager_print(r->manager, "killed unit=%s pid=%i comm=%s rss_bytes=%" PRIu64 " reason=%s",
-                              c->unit, (int) c->pid, c->comm, c->rss_bytes, reason);
                 r->n_kills++;
                 if (r->on_killed)
                         r->on_killed(r, c->unit, c->pid, c->comm, c->rss_bytes, reason, r->on_killed_userdata);
@@ -233,33 +305,94 @@ static int responder_kill_one(Responder *r, const Candidate *c, const char *reas
         return k;
 }
 
+/* KillTarget=unit: the unit's processes that may be killed, gathered into
+ * r->batch and killed a batch at a time. */
+typedef struct UnitKill {
+        Responder *r;
+        const char *unit;
+        const char *reason;
+        size_t n;               /* in r->batch */
+        size_t n_killed;        /* dry run: would be */
+        size_t n_failed;
+        size_t n_batches;
+} UnitKill;
+
+static void unit_kill_flush(UnitKill *u) {
+        Responder *r = u->r;
+        size_t k;
+
+        if (u->n == 0)
+                return;
+        k = victim_select_unit(r->batch, u->n, u->unit, r->ctx->self_pid, r->picked, ELEMENTSOF(r->picked), NULL);
+        for (size_t j = 0; j < k; j++) {
+                if (responder_kill_one(r, &r->batch[r->picked[j]], u->reason) >= 0)
+                        u->n_killed++;
+                else
+                        u->n_failed++;
+        }
+        u->n = 0;
+        u->n_batches++;
+}
+
+static int unit_kill_collect(Candidate *c, void *userdata) {
+        UnitKill *u = userdata;
+
+        c->unit = u->unit;
+        c->unit_marked_killable = true;
+        if (victim_check(c, u->r->ctx->self_pid) != VICTIM_OK)
+                return 0;
+        u->r->batch[u->n++] = *c;
+        /* Full: kill these now, while the walk goes on to the rest. */
+        if (u->n == ELEMENTSOF(u->r->batch))
+                unit_kill_flush(u);
+        return 0;
+}
+
+/* Every process of r->units[i] that may be killed, however many: the
+ * cgroups are walked again, so processes started since the victim was
+ * chosen are not left behind. */
+static void responder_kill_unit(Responder *r, int i, const char *reason) {
+        UnitKill u = {
+                .r = r,
+                .unit = r->units[i],
+                .reason = reason,
+        };
+        char dir[PATH_MAX];
+        int k;
+
+        if (unit_dir(r, i, dir, sizeof(dir)) < 0)
+                return;
+        k = proc_scan_cgroup_foreach(r->ctx->proc_root, dir, r->ctx->page_size, unit_kill_collect, &u);
+        unit_kill_flush(&u);
+        if (k < 0 && k != -ENOENT)
+                log_warning_errno(k, "%s: cannot list all the processes of %s: %m", u.unit, dir);
+        log_notice("%s: KillTarget=unit: %s %zu of its processes in %zu batch%s%s (%s).", u.unit,
+                   r->ops == &action_ops_dry_run ? "would kill" : "killed", u.n_killed, u.n_batches,
+                   u.n_batches == 1 ? "" : "es", u.n_failed > 0 ? ", some could not be killed" : "", reason);
+}
+
 static void responder_kill(Responder *r, const Scope *s, const LevelEvent *ev, int n_units) {
+        FindVictim f;
         char reason[300];
         const Policy *p;
-        size_t n;
-        int v;
 
         if (!kill_pacer_may_kill(&r->pacer, ev->timestamp_usec)) {
                 log_debug("%s: OOM, but a kill happened less than the pause ago; waiting.", s->name);
                 return;
         }
-        n = responder_candidates(r, s, n_units);
-        v = victim_select(r->candidates, MIN(n, (size_t) RESPONDER_CANDIDATES_MAX), r->ctx->self_pid);
-        if (v < 0) {
+        if (!responder_find_victim(r, s, n_units, &f)) {
                 log_notice("%s: OOM, but no process of a unit marked Kill=yes can be killed.", s->name);
                 return;
         }
+        log_debug("%s: OOM: %" PRIu64 " processes looked at, %" PRIu64 " may be killed.", s->name,
+                  f.best.n_seen, f.best.n_eligible);
 
         (void) snprintf(reason, sizeof(reason), "OOM on %s", s->name);
-        p = policy_set_find(r->policies, r->candidates[v].unit);
-        if (p && p->actions[LEVEL_OOM].kill_target == KILL_TARGET_UNIT) {
-                size_t k = victim_select_unit(r->candidates, MIN(n, (size_t) RESPONDER_CANDIDATES_MAX),
-                                              r->candidates[v].unit, r->ctx->self_pid, r->picked,
-                                              ELEMENTSOF(r->picked));
-                for (size_t i = 0; i < k; i++)
-                        (void) responder_kill_one(r, &r->candidates[r->picked[i]], reason);
-        } else
-                (void) responder_kill_one(r, &r->candidates[v], reason);
+        p = policy_set_find(r->policies, r->units[f.best_unit]);
+        if (p && p->actions[LEVEL_OOM].kill_target == KILL_TARGET_UNIT)
+                responder_kill_unit(r, f.best_unit, reason);
+        else
+                (void) responder_kill_one(r, &f.best.best, reason);
 
         kill_pacer_record(&r->pacer, ev->timestamp_usec);
 }

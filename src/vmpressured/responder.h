@@ -4,9 +4,18 @@
 /*
  * The responder turns announced levels into the administrator's policies:
  * a signal to a unit at the level its policy names, and at OOM the kill of
- * the largest process of the units marked Kill=yes. It listens to the
- * manager, decides with the pure modules (policy, victim) and acts only
- * through an ActionOps table (real or dry run).
+ * the largest process of the units marked Kill=yes (with KillTarget=unit:
+ * of every process of that one's unit). It listens to the manager, decides
+ * with the pure modules (policy, victim) and acts only through an
+ * ActionOps table (real or dry run).
+ *
+ * At OOM every process of every marked unit is looked at, however many
+ * there are and however deep their cgroups are nested: the processes are
+ * read one at a time (proc_scan_cgroup_foreach()) and only the best victim
+ * so far is kept (VictimBest). KillTarget=unit then walks the unit's
+ * cgroups again and kills every process that may be killed, in batches of
+ * RESPONDER_KILL_BATCH (each batch largest first), so a unit of any size is
+ * killed whole with a fixed table.
  */
 
 #include "action.h"
@@ -16,7 +25,9 @@
 #include "systemd-units.h"
 
 #define RESPONDER_UNITS_MAX 512         /* units with a policy looked at in one pass */
-#define RESPONDER_CANDIDATES_MAX 16384  /* processes of marked units looked at in one pass */
+/* KillTarget=unit kills this many processes at a time, best first within
+ * each batch; a unit with more is killed in several batches. */
+#define RESPONDER_KILL_BATCH 1024
 
 typedef struct Responder Responder;
 
@@ -53,8 +64,8 @@ struct Responder {
         /* The cgroup (below cgroup_root) of units[i] for this pass, borrowed
          * from systemd_units' cache; NULL: the system.slice layout. */
         const char *unit_cgroups[RESPONDER_UNITS_MAX];
-        Candidate candidates[RESPONDER_CANDIDATES_MAX];
-        size_t picked[ACTION_PROCS_MAX];
+        Candidate batch[RESPONDER_KILL_BATCH];
+        size_t picked[RESPONDER_KILL_BATCH];
         char dirent_buf[32 * 1024];
 };
 

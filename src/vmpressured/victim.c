@@ -64,28 +64,82 @@ int victim_select(const Candidate *c, size_t n, pid_t self_pid) {
         return best == SIZE_MAX ? -ESRCH : (int) best;
 }
 
+void victim_best_init(VictimBest *b) {
+        *b = (VictimBest) {};
+}
+
+bool victim_best_offer(VictimBest *b, const Candidate *c, pid_t self_pid) {
+        b->n_seen++;
+        if (victim_check(c, self_pid) != VICTIM_OK)
+                return false;
+        b->n_eligible++;
+        if (b->found && victim_compare(c, &b->best) >= 0)
+                return false;
+        b->best = *c;
+        b->found = true;
+        return true;
+}
+
+/* ret_idx[0..n) as a binary heap with the worst victim at the root: the
+ * one to drop when a better candidate comes and the heap is full. */
+static bool worse(const Candidate *c, size_t a, size_t b) {
+        return victim_compare(&c[a], &c[b]) > 0;
+}
+
+static void heap_sift_down(const Candidate *c, size_t *h, size_t n, size_t i) {
+        for (;;) {
+                size_t l = 2 * i + 1, r = l + 1, top = i, t;
+
+                if (l < n && worse(c, h[l], h[top]))
+                        top = l;
+                if (r < n && worse(c, h[r], h[top]))
+                        top = r;
+                if (top == i)
+                        return;
+                t = h[i], h[i] = h[top], h[top] = t;
+                i = top;
+        }
+}
+
+static void heap_push(const Candidate *c, size_t *h, size_t n, size_t idx) {
+        size_t i = n;
+
+        h[i] = idx;
+        while (i > 0 && worse(c, h[i], h[(i - 1) / 2])) {
+                size_t p = (i - 1) / 2, t = h[i];
+
+                h[i] = h[p], h[p] = t;
+                i = p;
+        }
+}
+
 size_t victim_select_unit(const Candidate *c, size_t n, const char *unit, pid_t self_pid,
-                          size_t *ret_idx, size_t max) {
-        size_t count = 0, stored = 0;
+                          size_t *ret_idx, size_t max, size_t *ret_eligible) {
+        size_t eligible = 0, stored = 0;
 
+        if (!ret_idx)
+                max = 0;
         for (size_t i = 0; i < n; i++) {
-                size_t j;
-
                 if (!streq_ptr(c[i].unit, unit) || victim_check(&c[i], self_pid) != VICTIM_OK)
                         continue;
-                count++;
-                /* Insertion into the best-first list, keeping the best max:
-                 * a unit has tens of processes, not thousands. */
-                for (j = stored; j > 0 && victim_compare(&c[i], &c[ret_idx[j - 1]]) < 0; j--)
-                        if (j < max)
-                                ret_idx[j] = ret_idx[j - 1];
-                if (j < max) {
-                        ret_idx[j] = i;
-                        if (stored < max)
-                                stored++;
+                eligible++;
+                if (stored < max)
+                        heap_push(c, ret_idx, stored++, i);
+                else if (stored > 0 && victim_compare(&c[i], &c[ret_idx[0]]) < 0) {
+                        ret_idx[0] = i;
+                        heap_sift_down(c, ret_idx, stored, 0);
                 }
         }
-        return count;
+        /* Heap sort: the worst goes to the end, so the array ends best first. */
+        for (size_t end = stored; end > 1; end--) {
+                size_t t = ret_idx[0];
+
+                ret_idx[0] = ret_idx[end - 1], ret_idx[end - 1] = t;
+                heap_sift_down(c, ret_idx, end - 1, 0);
+        }
+        if (ret_eligible)
+                *ret_eligible = eligible;
+        return stored;
 }
 
 /* Oldest first, then lowest pid. */

@@ -2,8 +2,8 @@
 #pragma once
 
 /*
- * Victim choice: pure. Candidate records in, an index out. The rules of
- * DESIGN.md live here and nowhere else: never PID 1, never a kernel thread,
+ * Victim choice: pure. Candidate records in, an index out. The rules live
+ * here and nowhere else: never PID 1, never a kernel thread,
  * never the daemon itself, never a process of a unit not marked killable
  * (Kill=yes), never one the administrator made unkillable for the kernel's
  * OOM killer too (oom_score_adj -1000).
@@ -56,11 +56,30 @@ int victim_compare(const Candidate *a, const Candidate *b);
  * killed. One pass, no allocation: 10,000 candidates in well under 1 ms. */
 int victim_select(const Candidate *c, size_t n, pid_t self_pid);
 
-/* KillTarget=unit: the indices of every candidate of unit that may be
- * killed, best victim first, in ret_idx (room for max). Returns how many
- * may be killed (may exceed max: only max were stored). */
+/* The choice of victim_select() over a stream of candidates that are not
+ * kept anywhere (the responder reads one process at a time): only the best
+ * so far is stored, so any number of processes can be looked at in fixed
+ * memory. victim_compare() is a total order, so the choice is the one
+ * victim_select() would make over the same candidates, in any order. */
+typedef struct VictimBest {
+        Candidate best;                 /* valid when found */
+        bool found;
+        uint64_t n_seen;                /* offered */
+        uint64_t n_eligible;            /* of those, victim_check() OK */
+} VictimBest;
+
+void victim_best_init(VictimBest *b);
+/* Offers c: true when it may be killed and is the best so far (then it
+ * was copied into b->best; c->unit stays borrowed). */
+bool victim_best_offer(VictimBest *b, const Candidate *c, pid_t self_pid);
+
+/* KillTarget=unit: the indices of the candidates of unit that may be
+ * killed, best victim first, in ret_idx (room for max): all of them when
+ * there are at most max, else the best max. Returns how many indices were
+ * stored (never more than max); ret_eligible (may be NULL) gets how many
+ * may be killed in all. O(n log max), no allocation. */
 size_t victim_select_unit(const Candidate *c, size_t n, const char *unit, pid_t self_pid,
-                          size_t *ret_idx, size_t max);
+                          size_t *ret_idx, size_t max, size_t *ret_eligible);
 
 /* SignalTarget=main without systemd: the unit's main process among the
  * processes of its cgroup: the root of the process tree there (its parent

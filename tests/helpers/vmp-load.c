@@ -17,6 +17,15 @@
  *       twice before "started", so it is already active when the limit is hit.
  *   vmp-load mkfile FILE MIB
  *       write a real on-disk FILE of MIB MiB, fsync it, drop it from the cache.
+ *   vmp-load [--cgroup=DIR]... sleepers N [COMM]
+ *       N sleeping processes in the cgroups (named COMM when given, through
+ *       prctl(PR_SET_NAME): up to 15 bytes, any but NUL). They are forked by
+ *       a leader that joins the cgroups and exits; this process stays
+ *       outside them as their subreaper and reaps them as they end, so a
+ *       test can count how they ended. "started <pid> <N>" once all N run.
+ *       SIGTERM: SIGKILL to those still running, reap them, print
+ *       "reaped killed=<ended by SIGKILL before> other=<ended otherwise>
+ *       left=<still running at SIGTERM>", exit 0.
  *
  * "started <pid>" goes to stdout (flushed) when the load begins. SIGTERM or
  * SIGINT ends any mode with exit status 0; SECONDS 0 or absent means forever.
@@ -34,7 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -368,11 +379,170 @@ static int mode_mkfile(int argc, char **argv) {
         return stop_requested ? 1 : 0;
 }
 
+/* ---- sleepers ---- */
+
+static int cmp_pid(const void *a, const void *b) {
+        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* The leader: joins the cgroups, forks n sleepers, writes their pids to fd. */
+static _Noreturn void sleepers_leader(const char *const *cgroups, size_t n_cgroups, size_t n, const char *comm,
+                                      const sigset_t *unblocked, int fd) {
+        for (size_t i = 0; i < n_cgroups; i++)
+                if (join_cgroup(cgroups[i]) < 0) {
+                        fprintf(stderr, "vmp-load: cannot join cgroup %s: %m\n", cgroups[i]);
+                        _exit(1);
+                }
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        (void) sigprocmask(SIG_SETMASK, unblocked, NULL);
+        /* Named before they are forked (fork copies the name), so they bear
+         * it by the time "started" is printed. */
+        if (comm)
+                (void) prctl(PR_SET_NAME, (unsigned long) comm, 0, 0, 0);
+        for (size_t i = 0; i < n; i++) {
+                pid_t pid = fork();
+
+                if (pid < 0) {
+                        fprintf(stderr, "vmp-load: fork of sleeper %zu: %m\n", i);
+                        _exit(1);
+                }
+                if (pid == 0) {
+                        (void) close(fd);
+                        for (;;)
+                                pause();
+                }
+                if (write(fd, &pid, sizeof(pid)) != (ssize_t) sizeof(pid))
+                        _exit(1);
+        }
+        _exit(0);
+}
+
+/* The pids of the n sleepers from the leader, sorted. 0, or -1. */
+static int sleepers_read_pids(int fd, pid_t *pids, size_t n) {
+        size_t got = 0;
+
+        while (got < n * sizeof(pid_t)) {
+                ssize_t k = read(fd, (char *) pids + got, n * sizeof(pid_t) - got);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return -1;
+                got += (size_t) k;
+        }
+        qsort(pids, n, sizeof(pid_t), cmp_pid);
+        return 0;
+}
+
+typedef struct Sleepers {
+        pid_t *pids;            /* sorted */
+        bool *reaped;           /* per pids[] slot */
+        size_t n;
+        size_t killed, other, n_reaped;
+} Sleepers;
+
+/* Reaps what has ended; count: note how (before the SIGTERM). */
+static void sleepers_reap(Sleepers *s, bool count) {
+        for (;;) {
+                int status;
+                pid_t pid = waitpid(-1, &status, WNOHANG);
+                pid_t *slot;
+
+                if (pid <= 0)
+                        return;
+                slot = bsearch(&pid, s->pids, s->n, sizeof(pid_t), cmp_pid);
+                if (!slot || s->reaped[slot - s->pids])
+                        continue;
+                s->reaped[slot - s->pids] = true;
+                s->n_reaped++;
+                if (!count)
+                        continue;
+                if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+                        s->killed++;
+                else
+                        s->other++;
+        }
+}
+
+static int mode_sleepers(int argc, char **argv, const char *const *cgroups, size_t n_cgroups) {
+        struct timespec tick = { .tv_nsec = 100 * 1000 * 1000 };
+        sigset_t mask, old;
+        Sleepers s = {};
+        const char *comm;
+        siginfo_t si;
+        pid_t leader;
+        size_t left;
+        int p[2], status;
+
+        if (argc < 2 || argc > 3 || parse_size(argv[1], "N", &s.n) < 0 || s.n == 0)
+                return 2;
+        comm = argc > 2 ? argv[2] : NULL;
+        s.pids = calloc(s.n, sizeof(pid_t));
+        s.reaped = calloc(s.n, sizeof(bool));
+        if (!s.pids || !s.reaped)
+                return 1;
+        /* Orphaned sleepers (their leader exits at once) come to us, not to PID 1. */
+        if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 || pipe2(p, O_CLOEXEC) < 0) {
+                fprintf(stderr, "vmp-load: %m\n");
+                return 1;
+        }
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGCHLD);
+        (void) sigprocmask(SIG_BLOCK, &mask, &old);
+
+        leader = fork();
+        if (leader < 0)
+                return 1;
+        if (leader == 0) {
+                (void) close(p[0]);
+                sleepers_leader(cgroups, n_cgroups, s.n, comm, &old, p[1]);
+        }
+        (void) close(p[1]);
+        if (sleepers_read_pids(p[0], s.pids, s.n) < 0 || waitpid(leader, &status, 0) != leader ||
+            !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                fprintf(stderr, "vmp-load: the leader could not start %zu sleepers\n", s.n);
+                (void) kill(leader, SIGKILL);
+                for (size_t i = 0; i < s.n; i++)
+                        if (s.pids[i] > 0)
+                                (void) kill(s.pids[i], SIGKILL);
+                return 1;
+        }
+        (void) close(p[0]);
+        printf("started %d %zu\n", (int) getpid(), s.n);
+        (void) fflush(stdout);
+
+        do
+                sleepers_reap(&s, true);
+        while (sigtimedwait(&mask, &si, &tick) < 0 || si.si_signo == SIGCHLD);
+        sleepers_reap(&s, true);
+        left = s.n - s.n_reaped;
+        for (size_t i = 0; i < s.n; i++)
+                if (!s.reaped[i])
+                        (void) kill(s.pids[i], SIGKILL);
+        for (;;) {
+                sleepers_reap(&s, false);
+                if (s.n_reaped >= s.n)
+                        break;
+                (void) sigtimedwait(&mask, &si, &tick);
+        }
+        printf("reaped killed=%zu other=%zu left=%zu\n", s.killed, s.other, left);
+        (void) fflush(stdout);
+        free(s.pids);
+        free(s.reaped);
+        return 0;
+}
+
 static void usage(FILE *f) {
         fputs("usage: vmp-load [--cgroup=DIR]... stream FILE [SECONDS]\n"
               "       vmp-load [--cgroup=DIR]... anon MIB [STEP_MIB STEP_MS]\n"
               "       vmp-load [--cgroup=DIR]... [--cold-mib=N] hotcold FILE HOT_MIB [SECONDS]\n"
-              "       vmp-load mkfile FILE MIB\n", f);
+              "       vmp-load mkfile FILE MIB\n"
+              "       vmp-load [--cgroup=DIR]... sleepers N [COMM]\n", f);
 }
 
 int main(int argc, char *argv[]) {
@@ -416,6 +586,15 @@ int main(int argc, char *argv[]) {
         if (install_signals() < 0) {
                 fprintf(stderr, "vmp-load: sigaction: %m\n");
                 return 1;
+        }
+
+        mode = argv[optind];
+        /* The sleepers' leader joins the cgroups; this process stays out. */
+        if (strcmp(mode, "sleepers") == 0) {
+                r = mode_sleepers(argc - optind, argv + optind, cgroups, n_cgroups);
+                if (r == 2)
+                        usage(stderr);
+                return r;
         }
 
         /* Before anything is allocated: what we touch is charged where we run. */

@@ -439,18 +439,71 @@ class Load:
 # --- the daemon -------------------------------------------------------------------
 
 _INT_FIELDS = ("index", "repeat", "t_usec", "latency_usec")
+# Runs to the end of the line, spaces and all (vmpressured(8), EVENT LINES).
+_REST_OF_LINE_FIELDS = ("reason",)
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
+
+
+def _unquote(line, i):
+    r"""The value in double quotes starting at line[i] == '"', C-escaped as
+    vmpressured(8) describes (\" \\ \n \t \xNN): (value, index after the
+    closing quote). Raises ValueError when it is malformed."""
+    out = bytearray()
+    i += 1
+    while i < len(line):
+        c = line[i]
+        if c == '"':
+            return out.decode("utf-8", "surrogateescape"), i + 1
+        if c != "\\":
+            out += c.encode()
+            i += 1
+            continue
+        e = line[i + 1:i + 2]
+        if e == "x" and len(line[i + 2:i + 4]) == 2:
+            out.append(int(line[i + 2:i + 4], 16))
+            i += 4
+        elif e in _ESCAPES:
+            out += _ESCAPES[e].encode()
+            i += 2
+        else:
+            raise ValueError(f"bad escape at {i} in {line!r}")
+    raise ValueError(f"unterminated quoted value in {line!r}")
 
 
 def parse_event(line):
-    """'level scope=x level=low …' → {'type': 'level', 'scope': 'x', …}; ints for numbers."""
-    parts = line.split()
-    if not parts:
+    """'level scope=x level=low …' → {'type': 'level', 'scope': 'x', …}; ints for
+    numbers. A value in double quotes is unescaped ('comm="x unit=evil"' →
+    comm 'x unit=evil'); reason= takes the rest of the line. A malformed
+    line fails the test."""
+    parts = line.split(" ", 1)
+    if not parts[0]:
         return None
     d = {"type": parts[0], "line": line}
-    for p in parts[1:]:
-        k, sep, v = p.partition("=")
-        if not sep:
+    rest = parts[1] if len(parts) > 1 else ""
+    i = 0
+    while i < len(rest):
+        if rest[i] == " ":
+            i += 1
             continue
+        eq = rest.find("=", i)
+        sp = rest.find(" ", i)
+        if eq < 0 or (0 <= sp < eq):
+            i = len(rest) if sp < 0 else sp      # a word without '=': not a field
+            continue
+        k = rest[i:eq]
+        i = eq + 1
+        if k in _REST_OF_LINE_FIELDS:
+            v, i = rest[i:], len(rest)
+        elif rest[i:i + 1] == '"':
+            try:
+                v, i = _unquote(rest, i)
+            except ValueError as e:
+                fail(f"malformed event line: {e}")
+            if i < len(rest) and rest[i] != " ":
+                fail(f"malformed event line: text right after a quoted value: {line!r}")
+        else:
+            sp = rest.find(" ", i)
+            v, i = (rest[i:], len(rest)) if sp < 0 else (rest[i:sp], sp)
         d[k] = int(v) if k in _INT_FIELDS and v.lstrip("-").isdigit() else v
     return d
 

@@ -168,3 +168,82 @@ class Recorder:
         if self in vt.Load._live:
             vt.Load._live.remove(self)
         return rc
+
+
+class Sleepers:
+    """`vmp-load sleepers N [COMM]`: N sleeping processes in the cgroup
+    directories `dirs` (a unit's cgroup2 directory, or one below it), forked
+    by a leader that exits, so this helper, their subreaper outside the
+    unit, reaps them and counts how they ended. They also go into a pids
+    cgroup of their own with pids.max = N + 8, so nothing can fork away.
+    Each costs about 115 KiB of kernel and page-table memory (measured: 2,000
+    sleepers charged 226 MiB to a v1 memcg); 2,000 start in about 0.4 s.
+    Listed with vt.Load's live processes; stop() returns the counts."""
+
+    PIDS_ROOT = "/sys/fs/cgroup/pids"
+
+    def __init__(self, dirs, n, comm=None, name="sleepers"):
+        self.dirs = list(dirs)
+        self.n = n
+        self.comm = comm
+        self.pids_dir = os.path.join(self.PIDS_ROOT, f"vmp-it-{name}-{os.getpid()}")
+        self.proc = None
+        self.pid = None
+        self.counts = None
+        self._entry = None
+
+    def start(self):
+        vt.check(os.path.isdir(self.PIDS_ROOT), f"no cgroup v1 pids hierarchy at {self.PIDS_ROOT}")
+        with open("/proc/sys/kernel/pid_max") as f:
+            pid_max = int(f.read())
+        running = sum(1 for d in os.listdir("/proc") if d.isdigit())
+        vt.check(running + self.n + 1000 < pid_max,
+                 f"{self.n} sleepers do not fit: kernel.pid_max {pid_max}, {running} processes running")
+        os.mkdir(self.pids_dir)
+        with open(os.path.join(self.pids_dir, "pids.max"), "w") as f:
+            f.write(str(self.n + 8))
+        self._entry = vt.on_cleanup(f"{self.n} sleepers", self.stop)
+        cmd = [os.environ["VMP_LOAD"]] + [f"--cgroup={d}" for d in self.dirs + [self.pids_dir]]
+        cmd += ["sleepers", str(self.n)] + ([self.comm] if self.comm is not None else [])
+        t0 = time.monotonic()
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     stdin=subprocess.DEVNULL, text=True)
+        vt.Load._live.append(self)
+        line = vt.first_line(self.proc, 10 + self.n / 500)
+        if not line.startswith("started "):
+            self.stop()
+            vt.fail(f"vmp-load sleepers {self.n} did not start: {line!r} {self.proc.stderr.read()}")
+        self.pid = int(line.split()[1])
+        vt.log(f"{self.n} sleepers{f' named {self.comm!r}' if self.comm else ''} in {self.dirs[0]} "
+               f"in {time.monotonic() - t0:.2f} s")
+        return self
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self):
+        """SIGTERM: the helper SIGKILLs the sleepers still running and reaps
+        them. Returns {'killed': ended by SIGKILL before, 'other': ended
+        otherwise, 'left': still running}, None when it never started."""
+        if self.proc is None:
+            return self.counts
+        vt.cancel_cleanup(self._entry)
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            out, _ = self.proc.communicate(timeout=30 + self.n / 1000)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, _ = self.proc.communicate(timeout=30)
+        if self in vt.Load._live:
+            vt.Load._live.remove(self)
+        self.proc = None
+        for line in out.splitlines():
+            if line.startswith("reaped "):
+                self.counts = {k: int(v) for k, v in (f.split("=") for f in line.split()[1:])}
+        vt.log(f"sleepers stopped: {self.counts}")
+        try:
+            vt._rmdir_retry(self.pids_dir)
+        except OSError as e:
+            vt.log(f"leaving {self.pids_dir}: {e}")
+        return self.counts
