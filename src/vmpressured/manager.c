@@ -579,6 +579,7 @@ int manager_reload(Manager *m) {
         m->config.log_level = c.log_level;
         m->config.dry_run = c.dry_run;
         m->config.max_subscribers = c.max_subscribers;
+        m->config.max_subscribers_per_user = c.max_subscribers_per_user;
         log_set_max_level(c.log_level);
         for (size_t i = 0; i < m->n_scopes; i++) {
                 m->scopes[i]->engine.config = c.level;

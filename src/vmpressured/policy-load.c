@@ -129,11 +129,15 @@ static int load_dir(PolicySet *s, const char *dir, char *buf, Diagnostics *diag)
         if (dfd < 0) {
                 if (errno == ENOENT)
                         return 0;
+                /* Out of descriptors is the daemon's problem, not the directory's:
+                 * never load a set with the policies of this directory missing. */
+                if (errno == EMFILE || errno == ENFILE)
+                        return -errno;
                 diag_add(diag, dir, 0, "Failed to open directory, ignoring: %s", strerror(errno));
                 return 1;
         }
         r = list_policy_names(dfd, &names);
-        if (r == -ENOMEM)
+        if (r == -ENOMEM || r == -EMFILE || r == -ENFILE)
                 goto finish;
         if (r < 0) {
                 diag_add(diag, dir, 0, "Failed to read directory, ignoring: %s", strerror(-r));
@@ -144,6 +148,11 @@ static int load_dir(PolicySet *s, const char *dir, char *buf, Diagnostics *diag)
 
         for (size_t i = 0; i < names.n; i++) {
                 ssize_t len = read_policy(dfd, names.names[i], buf);
+
+                if (len == -EMFILE || len == -ENFILE) {
+                        r = (int) len;
+                        goto finish;
+                }
                 PolicyFile f = {
                         .dir = dir,
                         .filename = names.names[i],
