@@ -9,7 +9,9 @@
  * "s") and LowMemoryWarning's byte are fuzzed alongside.
  *
  * The input is a little program, one op per record:
- *   0 T T T T      Subscribe(threshold T, little-endian u32)
+ *   0 T T T T      Subscribe(threshold T, little-endian u32); the op byte's
+ *                  value / 6 % 4 is the caller's uid (0 is root, whom the
+ *                  per-user share and the root reserve do not limit)
  *   1 L            deliver level L % 4
  *   2 W            the writer from now on: W % 3 = queued, full, gone
  *   3 I            flush subscriber I % n
@@ -56,8 +58,8 @@ static void check_set(const SubscriberSet *set, const Writer *w) {
         FUZZ_CHECK(set->delivered == w->written);
 }
 
-static void op_subscribe(SubscriberSet *set, uint32_t threshold) {
-        size_t before = set->n;
+static void op_subscribe(SubscriberSet *set, uint32_t threshold, uid_t uid) {
+        size_t before = set->n, held;
         Level l = LEVEL_NONE;
         int v, r;
 
@@ -72,14 +74,20 @@ static void op_subscribe(SubscriberSet *set, uint32_t threshold) {
         } else
                 FUZZ_CHECK(level_to_vmpressure(l) == threshold);
 
-        r = subscriber_set_add(set, -EBADF, l, NULL);
+        held = subscriber_set_count_uid(set, uid);
+        r = subscriber_set_add(set, -EBADF, l, uid, NULL);
         if (l <= LEVEL_NONE || l >= _LEVEL_MAX)
                 FUZZ_CHECK(r == -EINVAL);
-        else if (before >= set->max)
+        else if (before >= set->max || (uid != 0 && before >= set->max - subscriber_set_root_reserve(set)))
                 FUZZ_CHECK(r == -EUSERS);
+        else if (uid != 0 && held >= subscriber_set_user_max(set))
+                FUZZ_CHECK(r == -EDQUOT);
         else
                 FUZZ_CHECK(r == 0 || r == -ENOMEM);
         FUZZ_CHECK(set->n == before + (r == 0));
+        FUZZ_CHECK(subscriber_set_count_uid(set, uid) == held + (r == 0));
+        /* What a user other than root holds never passes its share. */
+        FUZZ_CHECK(uid == 0 || subscriber_set_count_uid(set, uid) <= subscriber_set_user_max(set));
 }
 
 static void op_level_name(const uint8_t *p, size_t n) {
@@ -107,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 FUZZ_CHECK(l == LEVEL_NONE || bus_lmm_level(l) > bus_lmm_level(l - 1));
 
         while (i < size) {
-                uint8_t op = data[i++] % 6;
+                uint8_t opb = data[i++], op = opb % 6;
 
                 if (op == 0) {
                         uint32_t t = 0;
@@ -117,7 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         for (int b = 3; b >= 0; b--)
                                 t = (t << 8) | data[i + (size_t) b];
                         i += 4;
-                        op_subscribe(set, t);
+                        op_subscribe(set, t, (uid_t) (opb / 6 % 4));
                 } else if (op == 5) {
                         size_t n;
 

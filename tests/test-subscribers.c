@@ -44,19 +44,19 @@ static void test_add_remove_capacity(void) {
         Fake f = {};
 
         CHECK_EQ_INT(subscriber_set_new(3, fake_write, &f, &set), 0);
-        CHECK_EQ_INT(subscriber_set_add(set, -1, LEVEL_NONE, NULL), -EINVAL);     /* no level is not a threshold */
-        CHECK_EQ_INT(subscriber_set_add(set, -1, _LEVEL_MAX, NULL), -EINVAL);
-        CHECK_EQ_INT(subscriber_set_add(set, -1, LEVEL_LOW, &a), 0);
-        CHECK_EQ_INT(subscriber_set_add(set, -2, LEVEL_MEDIUM, &b), 0);
-        CHECK_EQ_INT(subscriber_set_add(set, -3, LEVEL_OOM, &c), 0);
-        CHECK_EQ_INT(subscriber_set_add(set, -4, LEVEL_LOW, NULL), -EUSERS);       /* full */
+        CHECK_EQ_INT(subscriber_set_add(set, -1, LEVEL_NONE, 0, NULL), -EINVAL);     /* no level is not a threshold */
+        CHECK_EQ_INT(subscriber_set_add(set, -1, _LEVEL_MAX, 0, NULL), -EINVAL);
+        CHECK_EQ_INT(subscriber_set_add(set, -1, LEVEL_LOW, 0, &a), 0);
+        CHECK_EQ_INT(subscriber_set_add(set, -2, LEVEL_MEDIUM, 0, &b), 0);
+        CHECK_EQ_INT(subscriber_set_add(set, -3, LEVEL_OOM, 0, &c), 0);
+        CHECK_EQ_INT(subscriber_set_add(set, -4, LEVEL_LOW, 0, NULL), -EUSERS);       /* full */
         CHECK_EQ_INT(subscriber_set_size(set), 3);
 
         subscriber_set_remove(set, a);                  /* the first: the last moves into its place */
         CHECK_EQ_INT(subscriber_set_size(set), 2);
         CHECK(set->items[0] == c && c->idx == 0);
         CHECK(set->items[1] == b && b->idx == 1);
-        CHECK_EQ_INT(subscriber_set_add(set, -4, LEVEL_LOW, NULL), 0);             /* room again */
+        CHECK_EQ_INT(subscriber_set_add(set, -4, LEVEL_LOW, 0, NULL), 0);             /* room again */
         subscriber_set_free(set);
 
         /* 0 is the default maximum. */
@@ -72,9 +72,9 @@ static void test_thresholds(void) {
         Fake f = {};
 
         CHECK_EQ_INT(subscriber_set_new(0, fake_write, &f, &set), 0);
-        CHECK_EQ_INT(subscriber_set_add(set, -1, LEVEL_LOW, NULL), 0);
-        CHECK_EQ_INT(subscriber_set_add(set, -2, LEVEL_MEDIUM, NULL), 0);
-        CHECK_EQ_INT(subscriber_set_add(set, -3, LEVEL_OOM, NULL), 0);
+        CHECK_EQ_INT(subscriber_set_add(set, -1, LEVEL_LOW, 0, NULL), 0);
+        CHECK_EQ_INT(subscriber_set_add(set, -2, LEVEL_MEDIUM, 0, NULL), 0);
+        CHECK_EQ_INT(subscriber_set_add(set, -3, LEVEL_OOM, 0, NULL), 0);
 
         CHECK_EQ_INT(subscriber_set_deliver(set, LEVEL_LOW), 1);
         CHECK_EQ_U64(f.last[1], VMPRESSURE_LOW);
@@ -108,8 +108,8 @@ static void test_full_queue(void) {
         Fake f = {};
 
         CHECK_EQ_INT(subscriber_set_new(0, fake_write, &f, &set), 0);
-        CHECK_EQ_INT(subscriber_set_add(set, -1, LEVEL_LOW, &s), 0);
-        CHECK_EQ_INT(subscriber_set_add(set, -2, LEVEL_MEDIUM, &t), 0);
+        CHECK_EQ_INT(subscriber_set_add(set, -1, LEVEL_LOW, 0, &s), 0);
+        CHECK_EQ_INT(subscriber_set_add(set, -2, LEVEL_MEDIUM, 0, &t), 0);
 
         f.result[1] = -EAGAIN;
         CHECK_EQ_INT(subscriber_set_deliver(set, LEVEL_MEDIUM), 1);     /* t got it, s did not */
@@ -156,7 +156,7 @@ static void test_gone_during_deliver(void) {
 
         CHECK_EQ_INT(subscriber_set_new(0, fake_write, &f, &set), 0);
         for (int i = 1; i <= 6; i++)
-                CHECK_EQ_INT(subscriber_set_add(set, -i, LEVEL_LOW, NULL), 0);
+                CHECK_EQ_INT(subscriber_set_add(set, -i, LEVEL_LOW, 0, NULL), 0);
         f.result[1] = -EPIPE;
         f.result[3] = -ECONNRESET;
         f.result[6] = -EPIPE;
@@ -202,16 +202,16 @@ static void test_real_sockets(void) {
         CHECK_EQ_INT(subscriber_set_attach_event(set, e), 0);
 
         /* Exactly one of the seed's values. */
-        CHECK_EQ_INT(subscriber_set_subscribe(set, 0, LEVEL_NONE, &fd), -EINVAL);
-        CHECK_EQ_INT(subscriber_set_subscribe(set, 5, LEVEL_NONE, &fd), -EINVAL);
-        CHECK_EQ_INT(subscriber_set_subscribe(set, VMPRESSURE_LOW | VMPRESSURE_MEDIUM, LEVEL_NONE, &fd), -EINVAL);
+        CHECK_EQ_INT(subscriber_set_subscribe(set, 0, 0, LEVEL_NONE, &fd), -EINVAL);
+        CHECK_EQ_INT(subscriber_set_subscribe(set, 5, 0, LEVEL_NONE, &fd), -EINVAL);
+        CHECK_EQ_INT(subscriber_set_subscribe(set, VMPRESSURE_LOW | VMPRESSURE_MEDIUM, 0, LEVEL_NONE, &fd), -EINVAL);
         CHECK_EQ_INT(subscriber_set_size(set), 0);
 
         /* Subscribing while the pressure is MEDIUM: readable at once for LOW,
          * not for OOM. */
-        CHECK_EQ_INT(subscriber_set_subscribe(set, VMPRESSURE_LOW, LEVEL_MEDIUM, &low), 0);
-        CHECK_EQ_INT(subscriber_set_subscribe(set, VMPRESSURE_OOM, LEVEL_MEDIUM, &oom), 0);
-        CHECK_EQ_INT(subscriber_set_subscribe(set, VMPRESSURE_OOM, LEVEL_NONE, &fd), -EUSERS);
+        CHECK_EQ_INT(subscriber_set_subscribe(set, VMPRESSURE_LOW, 0, LEVEL_MEDIUM, &low), 0);
+        CHECK_EQ_INT(subscriber_set_subscribe(set, VMPRESSURE_OOM, 0, LEVEL_MEDIUM, &oom), 0);
+        CHECK_EQ_INT(subscriber_set_subscribe(set, VMPRESSURE_OOM, 0, LEVEL_NONE, &fd), -EUSERS);
         CHECK(readable(low, 0));
         CHECK_EQ_U64(read_record(low), VMPRESSURE_MEDIUM);
         CHECK(!readable(oom, 0));
@@ -255,12 +255,88 @@ static void test_real_sockets(void) {
         sd_event_unref(e);
 }
 
+/* Who may hold how many: a user other than root its share, never root's
+ * reserve; root everything. */
+static void test_per_user(void) {
+        SubscriberSet *set = NULL;
+        Fake f = {};
+        int fd = -1;
+
+        CHECK_EQ_INT(subscriber_set_new(32, fake_write, &f, &set), 0);
+        /* 32/16 = 2 slots for root alone, a share of 32/4 = 8 each. */
+        CHECK_EQ_INT(subscriber_set_root_reserve(set), 2);
+        CHECK_EQ_INT(subscriber_set_user_max(set), 8);
+        for (int i = 1; i <= 8; i++)
+                CHECK_EQ_INT(subscriber_set_add(set, -i, LEVEL_LOW, 65534, NULL), 0);
+        CHECK_EQ_INT(subscriber_set_add(set, -9, LEVEL_LOW, 65534, NULL), -EDQUOT);
+        CHECK_EQ_INT(subscriber_set_admit(set, 65534), -EDQUOT);
+        CHECK_EQ_INT(subscriber_set_count_uid(set, 65534), 8);
+        /* Through the socket layer too, before any socket is made. */
+        CHECK_EQ_INT(subscriber_set_subscribe(set, VMPRESSURE_LOW, 65534, LEVEL_NONE, &fd), -EDQUOT);
+        CHECK_EQ_INT(fd, -1);
+        /* Other users fill what is left outside root's reserve: 22 more. */
+        for (int i = 0; i < 22; i++)
+                CHECK_EQ_INT(subscriber_set_add(set, -10 - i, LEVEL_LOW, 1000 + (uid_t) (i / 8), NULL), 0);
+        CHECK_EQ_INT(subscriber_set_size(set), 30);
+        CHECK_EQ_INT(subscriber_set_add(set, -40, LEVEL_LOW, 2000, NULL), -EUSERS);     /* only the reserve left */
+        CHECK_EQ_INT(subscriber_set_add(set, -41, LEVEL_LOW, 0, NULL), 0);
+        CHECK_EQ_INT(subscriber_set_add(set, -42, LEVEL_LOW, 0, NULL), 0);
+        CHECK_EQ_INT(subscriber_set_add(set, -43, LEVEL_LOW, 0, NULL), -EUSERS);        /* full for root too */
+        /* One of nobody's goes: nobody may take one again, the set is not full. */
+        subscriber_set_remove(set, set->items[0]);
+        CHECK_EQ_INT(subscriber_set_admit(set, 65534), -EUSERS);                     /* 31: in root's reserve */
+        subscriber_set_remove(set, set->items[subscriber_set_size(set) - 1]);         /* one of root's */
+        subscriber_set_remove(set, set->items[subscriber_set_size(set) - 1]);
+        CHECK_EQ_INT(subscriber_set_admit(set, 65534), 0);
+
+        /* An explicit share, and one larger than what lies outside the reserve. */
+        subscriber_set_set_limits(set, 32, 3);
+        CHECK_EQ_INT(subscriber_set_user_max(set), 3);
+        CHECK_EQ_INT(subscriber_set_admit(set, 65534), -EDQUOT);
+        subscriber_set_set_limits(set, 32, 1000);
+        CHECK_EQ_INT(subscriber_set_user_max(set), 30);
+        /* Small sets: no reserve below 16, a share of at least one. */
+        subscriber_set_set_limits(set, 3, 0);
+        CHECK_EQ_INT(subscriber_set_root_reserve(set), 0);
+        CHECK_EQ_INT(subscriber_set_user_max(set), 1);
+        subscriber_set_free(set);
+}
+
+/* The descriptor reserve: a Subscribe() that would leave fewer than
+ * SUBSCRIBERS_FD_RESERVE free under fd_limit is refused, and counted from
+ * what is really open. */
+static void test_fd_reserve(void) {
+        SubscriberSet *set = NULL;
+        int open_now, a = -1, b = -1, c = -1;
+
+        open_now = fds_open_count();
+        CHECK(open_now >= 3);
+        a = dup(0);
+        CHECK_EQ_INT(fds_open_count(), open_now + 1);
+        CHECK_EQ_INT(subscriber_set_new(8, NULL, NULL, &set), 0);
+        /* Room for exactly one more under the limit. */
+        set->fd_limit = (size_t) open_now + 1 + SUBSCRIBERS_FD_IN_FLIGHT + SUBSCRIBERS_FD_RESERVE;
+        CHECK_EQ_INT(subscriber_set_subscribe(set, VMPRESSURE_LOW, 0, LEVEL_NONE, &b), 0);
+        CHECK_EQ_INT(subscriber_set_subscribe(set, VMPRESSURE_LOW, 0, LEVEL_NONE, &b), -EMFILE);
+        CHECK_EQ_INT(subscriber_set_size(set), 1);
+        set->fd_limit = 0;              /* no limit: fine again */
+        CHECK_EQ_INT(subscriber_set_subscribe(set, VMPRESSURE_LOW, 0, LEVEL_NONE, &c), 0);
+        CHECK_EQ_INT(subscriber_set_size(set), 2);
+        close(a);
+        close(b);
+        close(c);
+        CHECK(subscribers_nofile_needed(40, 4096) == 40 + 4096 + SUBSCRIBERS_FD_IN_FLIGHT + SUBSCRIBERS_FD_RESERVE);
+        subscriber_set_free(set);
+}
+
 int main(void) {
+        test_per_user();
+        test_fd_reserve();
         test_add_remove_capacity();
         test_thresholds();
         test_full_queue();
         test_gone_during_deliver();
         test_real_sockets();
-        CHECK(subscribers_bump_nofile(16) > 0);
+        CHECK(nofile_raise(16, NULL) >= 16);
         return test_exit("test-subscribers");
 }

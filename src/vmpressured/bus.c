@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <systemd/sd-bus.h>
 #include <vmpressure.h>
@@ -20,9 +21,10 @@ struct Bus {
         bool owns_name;
         bool owns_lmm;
         bool lmm_queued;                /* LowMemoryMonitor=yes and someone else had it */
-        usec_t lmm_last_usec;
-        Level lmm_last_level;
+        usec_t lmm_last_usec[_LEVEL_MAX];       /* when LowMemoryWarning last said each level; 0: never */
+        Level lmm_last_level;           /* the last level it said; kept across Normal */
         uint64_t signal_drops;
+        unsigned n_subscribe_pending;   /* Subscribe() calls waiting for the caller's uid */
         sd_event_source *actions_defer; /* sends Action for what was recorded since */
         uint64_t actions_sent;          /* recent actions' total already sent */
         Responder *responder;           /* policies; NULL in tests of the bus alone */
@@ -425,37 +427,149 @@ static int method_simulate(sd_bus_message *msg, void *userdata, sd_bus_error *er
         return sd_bus_reply_method_return(msg, NULL);
 }
 
-static int method_subscribe(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
-        Bus *b = userdata;
-        const Scope *s = system_scope(b);
-        _cleanup_(closep) int fd = -EBADF;
+/* Subscribe() asks dbus-daemon who the caller is (GetConnectionUnixUser,
+ * the uid dbus-daemon took from SO_PEERCRED) without waiting for it: a
+ * synchronous call would stop the event loop, and with it the pressure
+ * sources, for as long as dbus-daemon takes to answer. The call is answered
+ * from the reply. */
+typedef struct SubscribeCall {
+        Bus *bus;
+        sd_bus_message *call;
         uint32_t threshold;
-        int r;
+} SubscribeCall;
 
-        r = sd_bus_message_read(msg, "u", &threshold);
-        if (r < 0)
-                return r;
+static void subscribe_call_free(void *userdata) {
+        SubscribeCall *sc = userdata;
 
-        b->subscribers->max = b->manager->config.max_subscribers ?: SUBSCRIBERS_MAX_DEFAULT; /* Reload() may change it */
-        r = subscriber_set_subscribe(b->subscribers, threshold, s ? s->engine.current : LEVEL_NONE, &fd);
-        if (r == -EINVAL)
+        sc->bus->n_subscribe_pending--;
+        sd_bus_message_unref(sc->call);
+        free(sc);
+}
+
+static int subscribe_error(Bus *b, int r, uint32_t threshold, uid_t uid, sd_bus_error *error) {
+        SubscriberSet *set = b->subscribers;
+
+        switch (r) {
+        case -EINVAL:
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Invalid threshold %" PRIu32 ": it must be exactly one of "
                                          "VMPRESSURE_LOW (%u), VMPRESSURE_MEDIUM (%u) or VMPRESSURE_OOM (%u).",
                                          threshold, (unsigned) VMPRESSURE_LOW, (unsigned) VMPRESSURE_MEDIUM,
                                          (unsigned) VMPRESSURE_OOM);
-        if (r == -EUSERS)
+        case -EUSERS:
+                if (uid != 0 && set->n < set->max)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                                 "Too many subscribers: %zu already; the last %zu of "
+                                                 "MaxSubscribers=%zu are kept for root.",
+                                                 set->n, subscriber_set_root_reserve(set), set->max);
                 return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
                                          "Too many subscribers: %zu already (MaxSubscribers=); "
-                                         "close an unused descriptor first.",
-                                         subscriber_set_size(b->subscribers));
-        if (r < 0)
+                                         "close an unused descriptor first.", set->n);
+        case -EDQUOT:
+                return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                         "User %u holds %zu subscriptions already (MaxSubscribersPerUser=); "
+                                         "close an unused descriptor first.", (unsigned) uid,
+                                         subscriber_set_count_uid(set, uid));
+        case -EMFILE:
+                return sd_bus_error_setf(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                         "Too many subscribers for the daemon's RLIMIT_NOFILE (%zu): the last "
+                                         "%u descriptors are kept for the OOM path and the bus.",
+                                         set->fd_limit, SUBSCRIBERS_FD_RESERVE);
+        default:
                 return sd_bus_error_set_errnof(error, r, "Cannot create the subscriber descriptor: %m");
+        }
+}
 
-        log_debug("New subscriber with threshold %" PRIu32 ", %zu now.", threshold,
+/* Makes uid's subscriber and answers the call, either way. */
+static int subscribe_reply(Bus *b, sd_bus_message *call, uint32_t threshold, uid_t uid) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(closep) int fd = -EBADF;
+        const Scope *s = system_scope(b);
+        const Config *c = &b->manager->config;
+        struct rlimit rl;
+        int r;
+
+        subscriber_set_set_limits(b->subscribers, c->max_subscribers, c->max_subscribers_per_user);
+        b->subscribers->fd_limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ?
+                                   (size_t) rl.rlim_cur : 0;
+        r = subscriber_set_subscribe(b->subscribers, threshold, uid, s ? s->engine.current : LEVEL_NONE, &fd);
+        if (r < 0) {
+                if (r == -EMFILE)
+                        log_warning("Subscribe() of uid %u refused: only %u descriptors would be left under "
+                                    "RLIMIT_NOFILE=%zu, which the OOM path and the bus keep.", (unsigned) uid,
+                                    SUBSCRIBERS_FD_RESERVE, b->subscribers->fd_limit);
+                (void) subscribe_error(b, r, threshold, uid, &error);
+                return sd_bus_reply_method_error(call, &error);
+        }
+
+        log_debug("New subscriber of uid %u with threshold %" PRIu32 ", %zu now.", (unsigned) uid, threshold,
                   subscriber_set_size(b->subscribers));
         (void) memory_reserve_refill();         /* what the subscriber took from the OOM path's reserve */
-        return sd_bus_reply_method_return(msg, "h", fd);  /* the message holds its own dup */
+        return sd_bus_reply_method_return(call, "h", fd);  /* the message holds its own dup */
+}
+
+static int on_subscribe_uid(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        SubscribeCall *sc = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        uint32_t uid;
+        int r;
+
+        if (e || sd_bus_message_read(reply, "u", &uid) < 0) {
+                log_debug("Cannot tell who called Subscribe(): %s", e ? e->message ?: e->name : "bad reply");
+                r = sd_bus_reply_method_errorf(sc->call, SD_BUS_ERROR_ACCESS_DENIED,
+                                               "Cannot tell the caller's user from the bus.");
+        } else
+                r = subscribe_reply(sc->bus, sc->call, sc->threshold, (uid_t) uid);
+        if (r < 0)
+                log_debug_errno(r, "Cannot answer Subscribe(), ignoring: %m");
+        return 0;
+}
+
+static int method_subscribe(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        Bus *b = userdata;
+        const char *sender = sd_bus_message_get_sender(msg);
+        SubscribeCall *sc;
+        uint64_t queued = 0;
+        uint32_t threshold;
+        Level t;
+        int r;
+
+        r = sd_bus_message_read(msg, "u", &threshold);
+        if (r < 0)
+                return r;
+        /* What needs no user is refused before asking the bus. */
+        if (level_from_vmpressure(threshold, &t) < 0)
+                return subscribe_error(b, -EINVAL, threshold, 0, error);
+        subscriber_set_set_limits(b->subscribers, b->manager->config.max_subscribers,
+                                  b->manager->config.max_subscribers_per_user);
+        if (subscriber_set_size(b->subscribers) >= b->subscribers->max)
+                return subscribe_error(b, -EUSERS, threshold, 0, error);
+        /* Replies carry a descriptor each: a dbus-daemon that does not read
+         * must not make them pile up (SUBSCRIBERS_FD_IN_FLIGHT counts these). */
+        if (b->n_subscribe_pending >= BUS_SUBSCRIBE_PENDING_MAX ||
+            (sd_bus_get_n_queued_write(sd_bus_message_get_bus(msg), &queued) >= 0 && queued >= SUBSCRIBERS_REPLIES_QUEUED_MAX))
+                return sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                        "Too many Subscribe() calls at once; try again.");
+        if (!sender)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Cannot tell the caller's user.");
+
+        sc = calloc(1, sizeof(SubscribeCall));
+        if (!sc)
+                return -ENOMEM;
+        *sc = (SubscribeCall) { .bus = b, .call = sd_bus_message_ref(msg), .threshold = threshold };
+        b->n_subscribe_pending++;
+        r = sd_bus_call_method_async(sd_bus_message_get_bus(msg), &slot, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                     "org.freedesktop.DBus", "GetConnectionUnixUser", on_subscribe_uid, sc,
+                                     "s", sender);
+        if (r < 0) {
+                subscribe_call_free(sc);
+                return r;
+        }
+        /* The slot frees sc once the answer came, or with the connection. */
+        (void) sd_bus_slot_set_destroy_callback(slot, subscribe_call_free);
+        (void) sd_bus_slot_set_floating(slot, true);
+        return 1;
 }
 
 static const sd_bus_vtable manager_vtable[] = {
@@ -549,12 +663,21 @@ static bool bus_has_room(Bus *b) {
         return true;
 }
 
-static bool lmm_wanted(Bus *b, const LevelEvent *ev) {
-        if (!b->owns_lmm || ev->level == LEVEL_NONE)
+/* low-memory-monitor's rule, which GLib apps are written against: each
+ * level is sent at most once per BUS_LMM_REPEAT_USEC, whether it is a repeat
+ * or comes back after Normal (a level that flaps around a threshold would
+ * otherwise make every app drop its caches again each time); a rise above
+ * the last level sent is always sent. */
+bool bus_lmm_wanted(Level last_level, const usec_t last_usec[static _LEVEL_MAX], Level level, usec_t now) {
+        if (level <= LEVEL_NONE || level >= _LEVEL_MAX)
                 return false;
-        if (ev->level != b->lmm_last_level || !ev->repeat)
+        if (level > last_level)
                 return true;
-        return ev->timestamp_usec >= b->lmm_last_usec + BUS_LMM_REPEAT_USEC;
+        return last_usec[level] == 0 || now >= last_usec[level] + BUS_LMM_REPEAT_USEC;
+}
+
+static bool lmm_wanted(Bus *b, const LevelEvent *ev) {
+        return b->owns_lmm && bus_lmm_wanted(b->lmm_last_level, b->lmm_last_usec, ev->level, ev->timestamp_usec);
 }
 
 static void emit_level(Bus *b, const Scope *s, const LevelEvent *ev) {
@@ -595,7 +718,7 @@ static void emit_system_extras(Bus *b, const LevelEvent *ev) {
                                        bus_lmm_level(ev->level));
                 if (r < 0)
                         log_debug_errno(r, "Cannot send LowMemoryWarning, ignoring: %m");
-                b->lmm_last_usec = ev->timestamp_usec;
+                b->lmm_last_usec[ev->level] = ev->timestamp_usec;
                 b->lmm_last_level = ev->level;
         }
 }
@@ -793,13 +916,47 @@ static int on_lmm_name_reply(sd_bus_message *reply, void *userdata, sd_bus_error
         return 0;
 }
 
+/* A method call whose object path or a top-level string argument is longer
+ * than BUS_ARG_MAX: answered here with a short error, before sd-bus
+ * dispatches it. sd-bus's own answer to an unknown object, interface or
+ * property quotes the name back, so one 30 MB Properties.Get() from anyone
+ * cost a 30 MB error text, a 30 MB reply and their growth: the daemon's
+ * peak went from 9.6 MB to 132 MB, all of it locked. 1 when refused. */
+static int refuse_oversized(sd_bus_message *msg) {
+        const char *path = sd_bus_message_get_path(msg), *sig;
+        bool refuse = path && strlen(path) > BUS_ARG_MAX;
+        int r;
+
+        sig = sd_bus_message_get_signature(msg, true);
+        for (const char *t = sig ?: ""; !refuse && *t; t++) {
+                const char *v;
+
+                if (*t != SD_BUS_TYPE_STRING && *t != SD_BUS_TYPE_OBJECT_PATH)
+                        break;          /* no method of ours takes one after anything else */
+                if (sd_bus_message_read_basic(msg, *t, &v) <= 0)
+                        break;          /* invalid: sd-bus answers that itself */
+                refuse = strlen(v) > BUS_ARG_MAX;
+        }
+        (void) sd_bus_message_rewind(msg, true);
+        if (!refuse)
+                return 0;
+        r = sd_bus_reply_method_errorf(msg, SD_BUS_ERROR_LIMITS_EXCEEDED,
+                                       "An object path or argument longer than %u bytes.", BUS_ARG_MAX);
+        if (r < 0)
+                log_debug_errno(r, "Cannot refuse an oversized call, ignoring: %m");
+        return 1;
+}
+
 /* NameAcquired/NameLost are sent to us alone; a filter sees them without a
- * match rule. Keeps owns_* right when a queued request is served later. */
+ * match rule. Keeps owns_* right when a queued request is served later.
+ * Method calls are checked for oversized arguments first. */
 static int on_bus_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error) {
         Bus *b = userdata;
         bool acquired;
         const char *name;
 
+        if (sd_bus_message_is_method_call(msg, NULL, NULL))
+                return refuse_oversized(msg);
         if (sd_bus_message_is_signal(msg, "org.freedesktop.DBus", "NameAcquired"))
                 acquired = true;
         else if (sd_bus_message_is_signal(msg, "org.freedesktop.DBus", "NameLost"))
@@ -837,6 +994,7 @@ static int bus_connect(Bus *b) {
                 return r;
         (void) sd_bus_set_exit_on_disconnect(bus, false);
         (void) setsockopt(sd_bus_get_fd(bus), SOL_SOCKET, SO_SNDBUF, &(int) { BUS_SNDBUF_BYTES }, sizeof(int));
+        (void) setsockopt(sd_bus_get_fd(bus), SOL_SOCKET, SO_RCVBUF, &(int) { BUS_RCVBUF_BYTES }, sizeof(int));
 
         /* A match on the local Disconnected signal installs nothing on the bus. */
         r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus.Local", "/org/freedesktop/DBus/Local",
@@ -875,8 +1033,9 @@ static int bus_connect(Bus *b) {
 
 int bus_new(Manager *m, Bus **ret) {
         _cleanup_(bus_freep) Bus *b = NULL;
-        size_t max = m->config.max_subscribers;
-        int r;
+        size_t max = m->config.max_subscribers ?: SUBSCRIBERS_MAX_DEFAULT;
+        struct rlimit rl;
+        int n, r;
 
         b = calloc(1, sizeof(Bus));
         if (!b)
@@ -889,13 +1048,14 @@ int bus_new(Manager *m, Bus **ret) {
         r = subscriber_set_attach_event(b->subscribers, m->event);
         if (r < 0)
                 return r;
-        r = subscribers_bump_nofile(b->subscribers->max);
-        if (r < 0)
-                log_warning_errno(r, "Cannot raise RLIMIT_NOFILE for %zu subscribers, ignoring: %m",
-                                  b->subscribers->max);
-        else if ((size_t) r < b->subscribers->max + 64)
-                log_warning("RLIMIT_NOFILE is %d: fewer than MaxSubscribers=%zu descriptors can be handed out.",
-                            r, b->subscribers->max);
+        /* main() raised RLIMIT_NOFILE for MaxSubscribers= and the reserve
+         * before start-up; what is open now is the daemon's own share. */
+        n = fds_open_count();
+        if (n >= 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+            subscribers_nofile_needed((size_t) n, max) > rl.rlim_cur)
+                log_warning("RLIMIT_NOFILE is %zu and %d descriptors are open: fewer than MaxSubscribers=%zu "
+                            "subscribers fit beside the %u kept for the OOM path and the bus.",
+                            (size_t) rl.rlim_cur, n, max, SUBSCRIBERS_FD_RESERVE);
 
         r = sd_event_add_time_relative(m->event, &b->retry_timer, CLOCK_MONOTONIC, BUS_RETRY_USEC,
                                        100 * USEC_PER_MSEC, on_retry, b);

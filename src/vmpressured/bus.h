@@ -37,10 +37,23 @@
  * (SignalDrops), so a stuck bus cannot grow the daemon. An announcement is
  * ~400 bytes on the wire (signal and PropertiesChanged). */
 #define BUS_SNDBUF_BYTES          (256 * 1024)
+/* sd-bus asks for an 8 MiB receive buffer (the kernel doubles it), in the
+ * daemon's memory cgroup; what dbus-daemon has for us beyond this waits in
+ * dbus-daemon. A large message is read in pieces of this, each its own
+ * dispatch below the pressure sources. */
+#define BUS_RCVBUF_BYTES          (256 * 1024)
+/* No method takes a string longer than a D-Bus name (255 bytes) or a unit
+ * name (256): longer arguments and object paths are refused unread by
+ * sd-bus's handlers. */
+#define BUS_ARG_MAX               4096u
 #define BUS_WQUEUE_MAX            256
-/* GLib apps free caches on every LowMemoryWarning: a level repeated under
- * sustained pressure is re-sent at most this often (a change always is),
- * like low-memory-monitor's own 15 s recovery interval. */
+/* Subscribe() calls waiting for dbus-daemon to say who called (one round
+ * trip, well under 1 ms); past this many, more are refused for now. */
+#define BUS_SUBSCRIBE_PENDING_MAX 64
+/* GLib apps free caches on every LowMemoryWarning: each level is sent at
+ * most this often, a repeat under sustained pressure as well as a return
+ * after Normal; only a rise above the last level sent is sent at once. Like
+ * low-memory-monitor's own 15 s recovery interval. */
 #define BUS_LMM_REPEAT_USEC       (15 * USEC_PER_SEC)
 
 #include "responder.h"
@@ -66,6 +79,10 @@ struct sd_bus *bus_get_connection(Bus *b);
 
 /* LowMemoryWarning's byte for a level: 50, 100, 255; 0 for none. */
 uint8_t bus_lmm_level(Level l);
+/* Pure: whether an announcement of level at now (µs) is sent as
+ * LowMemoryWarning, given the last level sent and when each level was last
+ * sent (0: never). */
+bool bus_lmm_wanted(Level last_level, const usec_t last_usec[static _LEVEL_MAX], Level level, usec_t now);
 
 /* Policies for ListPolicies, the Policies property and Reload; Killed signals. */
 void bus_set_responder(Bus *b, Responder *r);

@@ -42,7 +42,8 @@ void config_init(Config *c) {
                 .log_level = LOG_INFO,
                 .dry_run = false,
                 .low_memory_monitor = LOW_MEMORY_MONITOR_AUTO,
-                .max_subscribers = 4096,
+                .max_subscribers = 0,           /* SUBSCRIBERS_MAX_DEFAULT, if RLIMIT_NOFILE allows */
+                .max_subscribers_per_user = 0,  /* MaxSubscribers / 4 */
                 .n_watch = 0,
         };
         level_config_init(&c->level);
@@ -451,6 +452,8 @@ static const ConfKey conf_keys[] = {
         { "Daemon", "LowMemoryMonitor", parse_low_memory_monitor },
         /* Each costs an fd and ~400 bytes of heap (event source, bookkeeping). */
         { "Daemon", "MaxSubscribers", parse_field_unsigned, CONF_OFFSET(max_subscribers), 1, 65536 },
+        { "Daemon", "MaxSubscribersPerUser", parse_field_unsigned, CONF_OFFSET(max_subscribers_per_user),
+          1, 65536 },
 
         { "Levels", "Window",        parse_field_unsigned, CONF_OFFSET(level.window_pages), 1, WINDOW_PAGES_MAX },
         /* Medium=0 would make every reclaim MEDIUM and LOW unreachable (level.c). */

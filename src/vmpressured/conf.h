@@ -27,7 +27,11 @@ typedef struct Config {
         int log_level;                  /* syslog priority, LOG_INFO by default */
         bool dry_run;
         LowMemoryMonitorMode low_memory_monitor;        /* auto by default */
-        unsigned max_subscribers;       /* Subscribe() descriptors at once, 4096 by default */
+        /* Subscribe() descriptors at once. 0: not set, SUBSCRIBERS_MAX_DEFAULT
+         * (4096), lowered to what RLIMIT_NOFILE's hard limit holds; a value set
+         * here must fit or the daemon does not start (Reload() refuses it). */
+        unsigned max_subscribers;
+        unsigned max_subscribers_per_user;      /* users other than root; 0: MaxSubscribers/4 */
         /* Input, not a key: the machine's RAM (MemTotal) for the bound on
          * HeadroomFloor= sizes, set by the caller before config_parse(); 0
          * (config_init()'s) when unknown, and then only percentages are bounded. */

@@ -13,9 +13,24 @@
 #include "manager.h"
 #include "memory.h"
 #include "responder.h"
+#include "subscribers.h"
 
 /* A config file is a few hundred bytes; anything this large is a mistake. */
 #define CONFIG_FILE_MAX (1024 * 1024)
+
+/* Descriptors of the daemon's own, besides subscribers, for RLIMIT_NOFILE
+ * before anything is open: measured 12 with the system scope on the memcg
+ * source, the bus and the signal and timer sources; every watched cgroup
+ * adds up to 6 (memcg eventfds and control files, PSI, memory.events). */
+#define NOFILE_OWN_BASE      32u
+#define NOFILE_OWN_PER_SCOPE 8u
+/* The soft limit asked for whatever the count above says: a memcg scope
+ * holds 5 descriptors (measured: 19 with one watched cgroup, 39 with five)
+ * and the scope table grows to MANAGER_SCOPES_MAX (1024) at run time, so a
+ * full table needs ~5,000 on top of the subscribers' two each. The daemon
+ * uses no select(), so it goes up towards the hard limit (524288 under
+ * systemd), to this at most, as systemd does for its own daemons. */
+#define NOFILE_SOFT_WANTED   65536u
 
 typedef struct Args {
         const char *config_path;
@@ -238,16 +253,67 @@ static int apply_args(const Args *a, Config *c) {
         return 0;
 }
 
-/* Reload() and SIGHUP: the file again, then the command line over it, as at start-up. */
+/* RLIMIT_NOFILE for own descriptors of the daemon's, c's MaxSubscribers=
+ * and the SUBSCRIBERS_FD_RESERVE that subscribers never take: the soft
+ * limit is raised (up to the hard one) to fit. When it cannot: -EMFILE if
+ * not even the daemon and the reserve fit, or MaxSubscribers= was set and
+ * does not; an unset MaxSubscribers= is lowered to what fits. */
+static int setup_nofile(Config *c, size_t own, const char *when) {
+        size_t max = c->max_subscribers ?: SUBSCRIBERS_MAX_DEFAULT, hard = 0;
+        size_t want = subscribers_nofile_needed(own, max), floor = subscribers_nofile_needed(own, 1);
+        int soft;
+
+        soft = nofile_raise(MAX(want, (size_t) NOFILE_SOFT_WANTED), &hard);
+        if (soft < 0)
+                return log_error_errno(soft, "Cannot raise RLIMIT_NOFILE to %zu: %m", want);
+        if ((size_t) soft >= want)
+                return 0;
+        if ((size_t) soft < floor) {
+                log_error("RLIMIT_NOFILE is %d (hard limit %zu): vmpressured needs at least %zu descriptors "
+                          "(about %zu of its own, %u kept free for the OOM path's kills and the bus, %u for "
+                          "answering Subscribe()), and %zu for MaxSubscribers=%zu. Raise the limit "
+                          "(LimitNOFILE=, ulimit -n).", soft, hard, floor, own, SUBSCRIBERS_FD_RESERVE,
+                          SUBSCRIBERS_FD_IN_FLIGHT, want, max);
+                return -EMFILE;
+        }
+        if (c->max_subscribers > 0) {
+                log_error("MaxSubscribers=%u needs RLIMIT_NOFILE of %zu (with %u descriptors kept for the OOM "
+                          "path and the bus), but its hard limit is %zu%s: lower MaxSubscribers= to %zu or "
+                          "raise LimitNOFILE=.", c->max_subscribers, want, SUBSCRIBERS_FD_RESERVE, hard, when,
+                          max - (want - (size_t) soft));
+                return -EMFILE;
+        }
+        c->max_subscribers = (unsigned) (max - (want - (size_t) soft));
+        log_notice("RLIMIT_NOFILE's hard limit is %zu: MaxSubscribers= is %u instead of %u, keeping %u "
+                   "descriptors for the OOM path and the bus.", hard, c->max_subscribers,
+                   SUBSCRIBERS_MAX_DEFAULT, SUBSCRIBERS_FD_RESERVE);
+        return 0;
+}
+
+static size_t own_fds_estimate(const Config *c, size_t n_scopes) {
+        return NOFILE_OWN_BASE + NOFILE_OWN_PER_SCOPE * MAX(n_scopes, c->n_watch + 1);
+}
+
+typedef struct Reloader {
+        const Args *args;
+        const Manager *manager;
+} Reloader;
+
+/* Reload() and SIGHUP: the file again, then the command line over it, as
+ * at start-up; a MaxSubscribers= that RLIMIT_NOFILE cannot hold is refused
+ * like a bad line (the running configuration stays). */
 static int reload_config(Config *ret, void *userdata) {
-        const Args *a = userdata;
+        const Reloader *rl = userdata;
         int r;
 
         config_init(ret);
-        r = load_config(a, ret);
+        r = load_config(rl->args, ret);
         if (r < 0)
                 return r;
-        return apply_args(a, ret);
+        r = apply_args(rl->args, ret);
+        if (r < 0)
+                return r;
+        return setup_nofile(ret, own_fds_estimate(ret, rl->manager->n_scopes), " (Reload() refused)");
 }
 
 /* The daemon must keep running when memory is gone: page in and lock what
@@ -265,6 +331,7 @@ int main(int argc, char *argv[]) {
         _cleanup_(responder_freep) Responder *responder = NULL;
         _cleanup_(bus_freep) Bus *bus = NULL;   /* freed before the manager it listens to */
         Args args = {};
+        Reloader reloader = { .args = &args };
         Config config;
         int r;
 
@@ -289,6 +356,13 @@ int main(int argc, char *argv[]) {
         /* Line-buffered stdout for --print-events readers; events themselves are write(2)n. */
         setvbuf(stdout, NULL, _IOLBF, 0);
 
+        /* Before anything is opened: a limit that cannot hold the daemon and
+         * its reserve fails here, not with sources and policies silently
+         * missing after "ready". */
+        r = setup_nofile(&config, own_fds_estimate(&config, 0), "");
+        if (r < 0)
+                return EXIT_FAILURE;
+
         r = manager_new(&config, args.print_events, &m);
         if (r < 0) {
                 log_error_errno(r, "Cannot set up: %m");
@@ -299,7 +373,8 @@ int main(int argc, char *argv[]) {
                 log_error_errno(r, "Cannot start: %m");
                 return EXIT_FAILURE;
         }
-        manager_set_config_loader(m, reload_config, &args);
+        reloader.manager = m;
+        manager_set_config_loader(m, reload_config, &reloader);
         lock_memory();
         /* WATCHDOG=1 at half of the unit's WatchdogSec=; nothing without it. */
         (void) sd_event_set_watchdog(m->event, true);

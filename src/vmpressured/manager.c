@@ -564,26 +564,6 @@ static int on_rewatch(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* A memcg scope holds 5 descriptors (measured: 19 with one watched cgroup,
- * 39 with five), so a full table is ~5,000 of them, on top of the
- * subscribers' two each: more than the soft RLIMIT_NOFILE of 1024 that
- * systemd gives services. The daemon uses no select(), so the soft limit
- * goes up towards the hard one (524288 under systemd), to 65536 at most,
- * as systemd does for its own daemons. A cgroup that finds no descriptor
- * (EMFILE) is listed as no-source all the same. */
-#define NOFILE_WANTED 65536
-
-static void bump_nofile(void) {
-        struct rlimit rl;
-
-        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= NOFILE_WANTED)
-                return;
-        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? NOFILE_WANTED : MIN(rl.rlim_max, (rlim_t) NOFILE_WANTED);
-        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-                log_debug_errno(errno, "Cannot raise RLIMIT_NOFILE to %llu, ignoring: %m",
-                                (unsigned long long) rl.rlim_cur);
-}
-
 int manager_new(const Config *config, bool print_events, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         int r;
@@ -594,7 +574,6 @@ int manager_new(const Config *config, bool print_events, Manager **ret) {
         m->config = *config;
         m->print_events = print_events;
         m->scopes_max = MANAGER_SCOPES_MAX;
-        bump_nofile();
 
         r = sd_event_default(&m->event);
         if (r < 0)
@@ -748,6 +727,7 @@ int manager_reload(Manager *m) {
         m->config.log_level = c.log_level;
         m->config.dry_run = c.dry_run;
         m->config.max_subscribers = c.max_subscribers;
+        m->config.max_subscribers_per_user = c.max_subscribers_per_user;
         log_set_max_level(c.log_level);
         for (size_t i = 0; i < m->n_scopes; i++) {
                 m->scopes[i]->engine.config = c.level;

@@ -12,18 +12,28 @@ static __attribute__((noinline)) void prefault_stack(void) {
                 stack[i] = 0;
 }
 
-/* Freed right away: with trimming off, the block stays in the heap, free
- * and resident (and locked, once mlockall() has run). */
+/* Freed right away: with trimming off, the blocks stay in the heap, free
+ * and resident (and locked, once mlockall() has run). In pieces below the
+ * mmap threshold, so that they come from the heap and not from an mmap()
+ * of their own; adjacent, they merge into one free block again. */
 static int heap_touch(size_t bytes) {
-        char *p = malloc(bytes);
+        void *pieces[MEMORY_HEAP_RESERVE_BYTES / MEMORY_RESERVE_PIECE_BYTES] = {};
+        size_t n = MIN(bytes / MEMORY_RESERVE_PIECE_BYTES, ELEMENTSOF(pieces));
+        int r = 0;
 
-        if (!p)
-                return -ENOMEM;
-        /* Every page; volatile so the compiler keeps the stores. */
-        for (size_t i = 0; i < bytes; i += 4096)
-                ((volatile char *) p)[i] = 1;
-        free(p);
-        return 0;
+        for (size_t i = 0; i < n; i++) {
+                pieces[i] = malloc(MEMORY_RESERVE_PIECE_BYTES);
+                if (!pieces[i]) {
+                        r = -ENOMEM;
+                        break;
+                }
+                /* Every page; volatile so the compiler keeps the stores. */
+                for (size_t k = 0; k < MEMORY_RESERVE_PIECE_BYTES; k += 4096)
+                        ((volatile char *) pieces[i])[k] = 1;
+        }
+        for (size_t i = n; i > 0; i--)
+                free(pieces[i - 1]);
+        return r;
 }
 
 int memory_reserve(void) {

@@ -8,12 +8,17 @@
  * builds (a signal is ~1 KiB with its header). So the heap is made to
  * serve those from pages the daemon already owns and has locked:
  *  - M_TRIM_THRESHOLD -1: free() never gives heap pages back to the kernel;
- *  - M_MMAP_THRESHOLD fixed at MEMORY_MMAP_THRESHOLD_BYTES: nothing sd-bus
- *    asks for is served by a fresh mmap();
+ *  - M_MMAP_THRESHOLD fixed at MEMORY_MMAP_THRESHOLD_BYTES: what sd-bus
+ *    builds on the OOM path (a signal is ~1 KiB) comes from the heap, while
+ *    a large message from a client (up to the bus's 32 MiB) is read into a
+ *    buffer of its own mmap(), which goes back to the kernel the moment the
+ *    message is freed: with trimming off, a heap that grew for it would stay
+ *    resident and locked for good (20 calls of 3 MiB left the daemon 2 MiB
+ *    larger at a 4 MiB threshold, nothing at 128 KiB);
  *  - M_ARENA_MAX 1: one heap, the one that holds the reserve;
- *  - a reserve of MEMORY_HEAP_RESERVE_BYTES is malloc()ed, touched and
- *    freed: it stays at the top of the heap, and the mlockall() that
- *    follows locks it;
+ *  - a reserve of MEMORY_HEAP_RESERVE_BYTES is malloc()ed (in pieces below
+ *    the mmap threshold), touched and freed: it stays at the top of the
+ *    heap, and the mlockall() that follows locks it;
  *  - the stack is touched MEMORY_STACK_PREFAULT_BYTES deep, for the same
  *    reason.
  * Subscribers and reconnections allocate from the same heap; after them
@@ -25,7 +30,8 @@
 #include "macro.h"
 
 #define MEMORY_HEAP_RESERVE_BYTES   (1024u * 1024u)
-#define MEMORY_MMAP_THRESHOLD_BYTES (4u * 1024u * 1024u)
+#define MEMORY_MMAP_THRESHOLD_BYTES (128u * 1024u)
+#define MEMORY_RESERVE_PIECE_BYTES  (64u * 1024u)
 #define MEMORY_STACK_PREFAULT_BYTES (128u * 1024u)
 
 /* Call before mlockall(). 0, or -ENOMEM when the reserve cannot be had. */

@@ -200,6 +200,10 @@ static int load_dir(PolicySet *s, const char *dir, char *buf, Diagnostics *diag)
         if (dfd < 0) {
                 if (errno == ENOENT)
                         return 0;
+                /* Out of descriptors is the daemon's problem, not the directory's:
+                 * never load a set with the policies of this directory missing. */
+                if (errno == EMFILE || errno == ENFILE)
+                        return -errno;
                 diag_add(diag, dir, 0, "Failed to open directory, ignoring: %s", strerror(errno));
                 return 1;
         }
@@ -212,7 +216,7 @@ static int load_dir(PolicySet *s, const char *dir, char *buf, Diagnostics *diag)
                 return 1;
         }
         r = list_policy_names(dfd, &names);
-        if (r == -ENOMEM)
+        if (r == -ENOMEM || r == -EMFILE || r == -ENFILE)
                 goto finish;
         if (r < 0) {
                 diag_add(diag, dir, 0, "Failed to read directory, ignoring: %s", strerror(-r));
@@ -227,6 +231,10 @@ static int load_dir(PolicySet *s, const char *dir, char *buf, Diagnostics *diag)
 
                 why[0] = '\0';
                 len = read_policy(dfd, names.names[i], buf, why, sizeof(why));
+                if (len == -EMFILE || len == -ENFILE) {
+                        r = (int) len;
+                        goto finish;
+                }
                 f = (PolicyFile) {
                         .dir = dir,
                         .filename = names.names[i],

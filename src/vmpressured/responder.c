@@ -410,7 +410,7 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
         n_units = responder_list_units(r);
         if (n_units <= 0) {
                 if (n_units < 0 && n_units != -ENOENT)
-                        log_debug_errno(n_units, "Cannot list the units below %s, ignoring: %m", r->cgroup_root);
+                        log_warning_errno(n_units, "Cannot list the units below %s, ignoring: %m", r->cgroup_root);
                 return;
         }
         if (!ev->repeat)
@@ -525,7 +525,7 @@ int responder_new(Manager *m, const char *const *dirs, size_t n_dirs, Responder 
         }
 
         k = policy_set_load(r->policy_dirs, r->n_policy_dirs, &r->policies, diag);
-        if (k == -ENOMEM)
+        if (k < 0)              /* -ENOMEM, -EMFILE: never start with policies missing */
                 return k;
         log_diagnostics(diag);
         if (r->policies)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <vmpressure.h>
@@ -49,17 +51,54 @@ size_t subscriber_set_size(const SubscriberSet *set) {
         return set ? set->n : 0;
 }
 
+void subscriber_set_set_limits(SubscriberSet *set, size_t max, size_t max_per_user) {
+        set->max = max > 0 ? max : SUBSCRIBERS_MAX_DEFAULT;
+        set->max_per_user = max_per_user;
+}
+
+size_t subscriber_set_root_reserve(const SubscriberSet *set) {
+        return set->max / SUBSCRIBERS_ROOT_RESERVE_DIVISOR;
+}
+
+size_t subscriber_set_user_max(const SubscriberSet *set) {
+        size_t share = set->max_per_user ?: MAX(set->max / SUBSCRIBERS_PER_USER_DIVISOR, (size_t) 1);
+
+        return MIN(share, set->max - subscriber_set_root_reserve(set));
+}
+
+/* A walk over every subscriber: Subscribe() time only, never while delivering. */
+size_t subscriber_set_count_uid(const SubscriberSet *set, uid_t uid) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < set->n; i++)
+                n += set->items[i]->uid == uid;
+        return n;
+}
+
+int subscriber_set_admit(const SubscriberSet *set, uid_t uid) {
+        if (set->n >= set->max)
+                return -EUSERS;
+        if (uid == 0)
+                return 0;
+        if (set->n >= set->max - subscriber_set_root_reserve(set))
+                return -EUSERS;
+        if (subscriber_set_count_uid(set, uid) >= subscriber_set_user_max(set))
+                return -EDQUOT;
+        return 0;
+}
+
 static int subscriber_watch(Subscriber *s);
 
-int subscriber_set_add(SubscriberSet *set, int fd, Level threshold, Subscriber **ret) {
+int subscriber_set_add(SubscriberSet *set, int fd, Level threshold, uid_t uid, Subscriber **ret) {
         _cleanup_(closep) int fd_owned = fd;
         Subscriber *s;
         int r;
 
         if (threshold <= LEVEL_NONE || threshold >= _LEVEL_MAX)
                 return -EINVAL;
-        if (set->n >= set->max)
-                return -EUSERS;
+        r = subscriber_set_admit(set, uid);
+        if (r < 0)
+                return r;
         if (set->n >= set->n_allocated) {
                 /* Grows by doubling at Subscribe() time, never while delivering. */
                 size_t want = MIN(MAX(set->n_allocated * 2, (size_t) 16), set->max);
@@ -79,6 +118,7 @@ int subscriber_set_add(SubscriberSet *set, int fd, Level threshold, Subscriber *
                 .fd = TAKE_FD(fd_owned),
                 .threshold = threshold,
                 .pending = LEVEL_NONE,
+                .uid = uid,
         };
         if (set->event) {
                 r = subscriber_watch(s);
@@ -263,7 +303,49 @@ static int make_socketpair(int *ret_ours, int *ret_theirs) {
         return 0;
 }
 
-int subscriber_set_subscribe(SubscriberSet *set, uint32_t threshold, Level current, int *ret_client_fd) {
+int fds_open_count(void) {
+        _cleanup_(closep) int dfd = -EBADF;
+        uint8_t buf[4096] __attribute__((aligned(8)));
+        int n = 0;
+
+        dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        for (;;) {
+                long k = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
+
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                for (long off = 0; off < k;) {
+                        const struct dirent64 *de = (const struct dirent64 *) (buf + off);
+
+                        if (de->d_name[0] != '.')
+                                n++;
+                        off += de->d_reclen;
+                }
+        }
+        return n - 1;           /* not dfd itself */
+}
+
+/* Whether one more subscriber leaves the reserve free under fd_limit:
+ * counted, not estimated, since sd-bus, the sources and the kill path open
+ * and close descriptors of their own. */
+static int subscriber_set_check_fds(const SubscriberSet *set) {
+        int n;
+
+        if (set->fd_limit == 0)
+                return 0;
+        n = fds_open_count();
+        if (n < 0)
+                return n;
+        if ((size_t) n + SUBSCRIBERS_FD_IN_FLIGHT + SUBSCRIBERS_FD_RESERVE > set->fd_limit)
+                return -EMFILE;
+        return 0;
+}
+
+int subscriber_set_subscribe(SubscriberSet *set, uint32_t threshold, uid_t uid, Level current, int *ret_client_fd) {
         _cleanup_(closep) int theirs = -EBADF;
         Subscriber *s;
         Level t;
@@ -272,13 +354,17 @@ int subscriber_set_subscribe(SubscriberSet *set, uint32_t threshold, Level curre
         r = level_from_vmpressure(threshold, &t);
         if (r < 0)
                 return -EINVAL;
-        if (set->n >= set->max)
-                return -EUSERS;
+        r = subscriber_set_admit(set, uid);
+        if (r < 0)
+                return r;
+        r = subscriber_set_check_fds(set);
+        if (r < 0)
+                return r;
 
         r = make_socketpair(&ours, &theirs);
         if (r < 0)
                 return r;
-        r = subscriber_set_add(set, ours, t, &s);       /* takes ours, also on failure */
+        r = subscriber_set_add(set, ours, t, uid, &s);  /* takes ours, also on failure */
         if (r < 0)
                 return r;
 
@@ -287,15 +373,15 @@ int subscriber_set_subscribe(SubscriberSet *set, uint32_t threshold, Level curre
         return 0;
 }
 
-int subscribers_bump_nofile(size_t max) {
+size_t subscribers_nofile_needed(size_t own_fds, size_t max) {
+        return own_fds + max + SUBSCRIBERS_FD_IN_FLIGHT + SUBSCRIBERS_FD_RESERVE;
+}
+
+int nofile_raise(size_t want, size_t *ret_hard) {
         struct rlimit rl;
-        rlim_t want;
 
         if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
                 return -errno;
-        /* One fd per subscriber, one more while its reply is in flight, plus
-         * the daemon's own (~30). */
-        want = (rlim_t) max * 2 + 256;
         if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max)
                 want = rl.rlim_max;
         if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
@@ -303,5 +389,7 @@ int subscribers_bump_nofile(size_t max) {
                 if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
                         return -errno;
         }
+        if (ret_hard)
+                *ret_hard = (size_t) MIN(rl.rlim_max, (rlim_t) INT32_MAX);
         return (int) MIN(rl.rlim_cur, (rlim_t) INT32_MAX);
 }

@@ -12,9 +12,10 @@ dbus-daemon, not vmpressured, whose cost is per descriptor (one socketpair
 and a ~64-byte entry), not per connection: once Subscribe() has returned,
 the connection plays no part. The daemon's own limits are set to hold
 exactly these: MaxSubscribers=1001 (the 1,000 and one reading subscriber;
-the 1,002nd is refused with LimitsExceeded), and the daemon raises its
-RLIMIT_NOFILE soft limit to 2 x MaxSubscribers + 256 (the hard limit here
-is printed). Each client raises its own soft limit to its hard limit.
+the 1,002nd is refused with LimitsExceeded) and MaxSubscribersPerUser=500
+(nobody's two clients; the default share would be a quarter), and the
+daemon raises its RLIMIT_NOFILE soft limit to fit them beside its own
+descriptors and the 64 it keeps for the OOM path (the limit is printed). Each client raises its own soft limit to its hard limit.
 
 Then a page-cache load in a memcg the daemon does not watch (the system
 scope sees it; RepeatSec=100ms gives ~10 LOW announcements a second) for
@@ -36,12 +37,14 @@ import vmptest as vt    # noqa: E402
 import vmpbus as vb     # noqa: E402
 import vmpfault as vf   # noqa: E402
 
-CLIENTS = [None, "nobody", None, "nobody"]
+# nobody's first: the last sixteenth of MaxSubscribers= only root may take.
+CLIENTS = ["nobody", "nobody", None, None]
 PER_CLIENT = 250
 TOTAL = len(CLIENTS) * PER_CLIENT
 MAX_SUBSCRIBERS = TOTAL + 1
 CONFIG = ("[Levels]\nHoldSec=1s\nQuietSec=2s\nRepeatSec=100ms\n"
-          f"[Daemon]\nMaxSubscribers={MAX_SUBSCRIBERS}\n")
+          f"[Daemon]\nMaxSubscribers={MAX_SUBSCRIBERS}\n"
+          f"MaxSubscribersPerUser={CLIENTS.count('nobody') * PER_CLIENT}\n")
 # Per held descriptor: the Subscriber entry (~64 bytes with malloc's
 # overhead), its sd-event source (~200 bytes) and the epoll registration,
 # which the kernel keeps. 1 KiB each is 4x what is needed and catches a
