@@ -99,11 +99,15 @@ def test_unit_real():
         vt.check(d.alive(), f"the daemon died: status {d.proc.returncode}")
 
         # stdout and stderr are read by threads of their own: the lines may lag the notice.
+        # The daemon never waits for its reader: a line that finds the pipe full is
+        # dropped and counted (LogLinesDropped), so the printed lines plus the dropped
+        # ones account for every kill (seen: 4,241 printed under ASan, the rest dropped).
         vt.poll_until(lambda: len(kills(d, a.unit)) >= MANY, 5)
         killed = [int(e["pid"]) for e in kills(d, a.unit)]
-        vt.check(len(killed) == MANY and set(killed) == pids,
-                 f"{len(killed)} killed lines ({len(set(killed))} pids), {len(set(killed) & pids)} of the "
-                 f"unit's {MANY}")
+        dropped = vb.get_property("LogLinesDropped")
+        vt.check(len(killed) == len(set(killed)) and set(killed) <= pids and len(killed) + dropped >= MANY,
+                 f"{len(killed)} killed lines ({len(set(killed))} pids, {len(set(killed) & pids)} of the "
+                 f"unit's {MANY}), {dropped} lines dropped")
         vt.check(not kills(d) or all(e.get("unit") == a.unit for e in kills(d)),
                  f"kills outside {a.unit}: {[e['line'] for e in kills(d) if e.get('unit') != a.unit][:5]}")
         counts = crowd.stop()
@@ -112,7 +116,7 @@ def test_unit_real():
                  f"the unmarked unit's process is gone: {vt._cgroup_pids(n.path2)}")
         counts = bystander.stop()
         vt.check(counts == {"killed": 0, "other": 0, "left": 1}, f"the bystander ended as {counts}")
-        vt.log(f"a) {len(killed)} of {MANY} killed, daemon alive, bystander alive")
+        vt.log(f"a) {MANY} of {MANY} killed ({len(killed)} lines printed, {dropped} dropped), daemon alive, bystander alive")
         d.stop()
 
 
@@ -132,8 +136,10 @@ def test_unit_dry_run():
         vt.check(d.alive(), f"the daemon died: status {d.proc.returncode}")
         vt.poll_until(lambda: len(kills(d, a.unit, "would-kill")) >= DRY, 5)
         would = [int(e["pid"]) for e in kills(d, a.unit, "would-kill")]
-        vt.check(len(would) == DRY and set(would) == pids,
-                 f"{len(would)} would-kill lines ({len(set(would) & pids)} of the unit's {DRY} pids)")
+        dropped = vb.get_property("LogLinesDropped")
+        vt.check(len(would) == len(set(would)) and set(would) <= pids and len(would) + dropped >= DRY,
+                 f"{len(would)} would-kill lines ({len(set(would) & pids)} of the unit's {DRY} pids), "
+                 f"{dropped} lines dropped")
         vt.check(not kills(d), "a dry run killed")
         counts = crowd.stop()
         vt.check(counts == {"killed": 0, "other": 0, "left": DRY}, f"dry run, yet the sleepers ended as {counts}")
