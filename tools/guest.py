@@ -8,10 +8,10 @@ and tests/guest/run.
                                python3 SCRIPT from it and powers the guest off
   image(out, packages, ...)    debootstrap --variant=minbase → OUT/guest.img, OUT/vmlinuz,
                                OUT/initrd.img; cached by a stamp of its inputs
-  boot(img, share, append, timeout)
-                               qemu (TCG, 1 GiB, 2 vCPUs, no swap) from that image, SHARE as
-                               9p tag "share", under the memory-pressure lock; returns the
-                               console log's path
+  boot(img, share, append, timeout, kernel=None)
+                               qemu (TCG, 1 GiB, 2 vCPUs, no swap) from that image (its own
+                               kernel and initrd, or KERNEL alone), SHARE as 9p tag "share",
+                               under the memory-pressure lock; returns the console log's path
 
 The guest is emulated (TCG: /dev/kvm on the development machines cannot run a
 stock kernel). qemu runs with -mem-prealloc -overcommit mem-lock=on and the
@@ -179,20 +179,26 @@ def _pressure_lock():
     return fd
 
 
-def boot(img, share, append=(), timeout=900, console=None, memory_mib=1024, cpus=2):
+def boot(img, share, append=(), timeout=900, console=None, memory_mib=1024, cpus=2, kernel=None):
     """Boot IMG (kernel and initrd next to it) with SHARE as the 9p tag "share"
     and APPEND added to the kernel command line; returns the console log's path
-    (qemu's own stderr goes to that path + ".stderr"). Holds the
-    memory-pressure lock while qemu runs; after TIMEOUT seconds qemu is
-    stopped (SIGTERM, then SIGKILL)."""
+    (qemu's own stderr goes to that path + ".stderr"). KERNEL: another
+    bzImage, booted without an initramfs (everything it needs to mount
+    /dev/vda built in, as kernel/build's). Holds the memory-pressure lock
+    while qemu runs; after TIMEOUT seconds qemu is stopped (SIGTERM, then
+    SIGKILL)."""
     out = os.path.dirname(os.path.abspath(img))
+    if kernel:
+        boot_files = ["-kernel", kernel]
+    else:
+        boot_files = ["-kernel", os.path.join(out, "vmlinuz"), "-initrd", os.path.join(out, "initrd.img")]
     console = console or os.path.join(out, "console.log")
     cmdline = ["console=ttyS0", "root=/dev/vda", "rw", "panic=-1", "loglevel=4", "transparent_hugepage=never",
                "systemd.show_status=0", *append]
     argv = ["qemu-system-x86_64", "-machine", "q35", "-accel", "tcg", "-cpu", "max", "-smp", str(cpus),
             "-m", str(memory_mib), "-mem-prealloc", "-overcommit", "mem-lock=on", "-display", "none",
             "-monitor", "none", "-serial", "file:" + console, "-no-reboot", "-nic", "none",
-            "-kernel", os.path.join(out, "vmlinuz"), "-initrd", os.path.join(out, "initrd.img"),
+            *boot_files,
             "-append", " ".join(cmdline),
             "-drive", f"file={img},format=raw,if=virtio,snapshot=on",
             "-virtfs", f"local,path={share},mount_tag=share,security_model=none,id=share"]
