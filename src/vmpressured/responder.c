@@ -9,6 +9,7 @@
 #include "log.h"
 #include "policy-load.h"
 #include "proc-scan.h"
+#include "responder-plan.h"
 #include "responder.h"
 #include "unit-name.h"
 
@@ -25,13 +26,23 @@ struct linux_dirent64 {
  * acted on. Under systemd, systemd_units says where each unit is. */
 #define UNITS_SLICE "system.slice"
 
-static bool policy_has_actions(const Policy *p) {
-        if (p->state != POLICY_LOADED)
-                return false;
-        for (Level l = LEVEL_LOW; l < _LEVEL_MAX; l++)
-                if (p->actions[l].signal != 0 || p->actions[l].kill)
-                        return true;
-        return false;
+/* ---- gathering the data: the units with a policy in force ---- */
+
+static const Policy *responder_wanted_policy(const Responder *r, const char *unit) {
+        const Policy *p = policy_set_find(r->policies, unit);
+
+        return plan_policy_has_actions(p) ? p : NULL;
+}
+
+/* units[n] is unit with policy p and cgroup (borrowed; NULL: the
+ * system.slice layout). */
+static void responder_add_unit(Responder *r, size_t n, const char *unit, const char *cgroup, const Policy *p) {
+        (void) snprintf(r->unit_names[n], UNIT_NAME_MAX, "%s", unit);
+        r->units[n] = (PlanUnit) {
+                .name = r->unit_names[n],
+                .cgroup = cgroup,
+                .policy = p,
+        };
 }
 
 /* Under systemd: the units systemd runs that have a policy in force, from
@@ -40,13 +51,12 @@ static bool policy_has_actions(const Policy *p) {
 static int responder_list_cached_units(Responder *r, const UnitCgroupCache *c) {
         size_t n = 0;
 
-        for (size_t i = 0; i < c->n && n < RESPONDER_UNITS_MAX; i++) {
-                const Policy *p = policy_set_find(r->policies, c->entries[i].unit);
+        for (size_t i = 0; i < c->n && n < PLAN_UNITS_MAX; i++) {
+                const Policy *p = responder_wanted_policy(r, c->entries[i].unit);
 
-                if (!p || !policy_has_actions(p))
+                if (!p)
                         continue;       /* its policy went with a reload; the next refresh drops it */
-                memcpy(r->units[n], c->entries[i].unit, UNIT_NAME_MAX);
-                r->unit_cgroups[n++] = c->entries[i].cgroup;
+                responder_add_unit(r, n++, c->entries[i].unit, c->entries[i].cgroup, p);
         }
         return (int) n;
 }
@@ -81,193 +91,112 @@ static int responder_list_units(Responder *r) {
                         off += d->d_reclen;
                         if (d->d_type != DT_DIR || !unit_name_is_valid(d->d_name, UNIT_NAME_PLAIN | UNIT_NAME_INSTANCE))
                                 continue;
-                        p = policy_set_find(r->policies, d->d_name);
-                        if (!p || !policy_has_actions(p))
+                        p = responder_wanted_policy(r, d->d_name);
+                        if (!p)
                                 continue;
-                        if (n >= RESPONDER_UNITS_MAX) {
+                        if (n >= PLAN_UNITS_MAX) {
                                 log_warning("More than %d units with policies, ignoring %s.",
-                                            RESPONDER_UNITS_MAX, d->d_name);
+                                            PLAN_UNITS_MAX, d->d_name);
                                 continue;
                         }
-                        r->unit_cgroups[n] = NULL;
-                        (void) snprintf(r->units[n++], UNIT_NAME_MAX, "%s", d->d_name);
+                        responder_add_unit(r, n++, d->d_name, NULL, p);
                 }
         }
         return (int) n;
 }
 
-/* The cgroup of r->units[i] below the hierarchies' root, without a
- * leading '/': systemd's word, else system.slice/<unit>. */
-static int unit_rel_cgroup(const Responder *r, int i, char *buf, size_t size) {
-        int n;
-
-        if (!r->unit_cgroups[i])
-                return unit_name_to_cgroup_path(r->units[i], buf, size);
-        n = snprintf(buf, size, "%s", r->unit_cgroups[i] + (r->unit_cgroups[i][0] == '/'));
-        return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
-}
-
-/* The cgroup directory of r->units[i]. */
-static int unit_dir(const Responder *r, int i, char *buf, size_t size) {
+/* The cgroup directory of u. */
+static int unit_dir(const Responder *r, const PlanUnit *u, char *buf, size_t size) {
         char rel[PATH_MAX];
         int k, n;
 
-        k = unit_rel_cgroup(r, i, rel, sizeof(rel));
+        k = plan_unit_cgroup(u, rel, sizeof(rel));
         if (k < 0)
                 return k;
         n = snprintf(buf, size, "%s%s%s", r->cgroup_root, rel[0] ? "/" : "", rel);
         return n < 0 || (size_t) n >= size ? -ENOBUFS : 0;
 }
 
-static void responder_signal(Responder *r, int i, const PolicyAction *a, Level level) {
-        const char *unit = r->units[i];
+/* ---- carrying out the plan: signals ---- */
+
+static void responder_signal(Responder *r, const PlanAction *a) {
+        const char *unit = r->units[a->unit].name;
         char dir[PATH_MAX], unit_text[EVENT_VALUE_SIZE(UNIT_NAME_MAX)];
         int k;
 
-        if (unit_dir(r, i, dir, sizeof(dir)) < 0)
+        if (unit_dir(r, &r->units[a->unit], dir, sizeof(dir)) < 0)
                 return;
         /* Under systemd the signal goes through KillUnit, so systemd knows the
          * unit's main process and logs it; the connection may have changed. */
         r->ctx->systemd_bus = r->systemd && r->get_bus ? r->get_bus(r->get_bus_userdata) : NULL;
-        k = r->ops->signal_unit(r->ctx, unit, dir, a->signal, a->signal_target);
-        manager_record_action(r->manager, unit, level, false, a->signal, 0, k);
+        k = r->ops->signal_unit(r->ctx, unit, dir, a->signal, a->target);
+        manager_record_action(r->manager, unit, a->level, false, a->signal, 0, k);
         (void) event_value_escape(unit, unit_text, sizeof(unit_text));
         if (k < 0)
                 manager_print(r->manager, "action unit=%s level=%s signal=%s target=%s result=%s", unit_text,
-                              level_to_string(level), signal_to_string(a->signal),
-                              signal_target_to_string(a->signal_target), strerrorname_np(-k) ?: "error");
+                              level_to_string(a->level), signal_to_string(a->signal),
+                              signal_target_to_string(a->target), strerrorname_np(-k) ?: "error");
         else
                 manager_print(r->manager, "action unit=%s level=%s signal=%s target=%s result=%d", unit_text,
-                              level_to_string(level), signal_to_string(a->signal),
-                              signal_target_to_string(a->signal_target), k);
+                              level_to_string(a->level), signal_to_string(a->signal),
+                              signal_target_to_string(a->target), k);
         if (k < 0 && k != -ESRCH)
                 log_warning_errno(k, "%s: cannot send %s at %s, ignoring: %m", unit,
-                                  signal_to_string(a->signal), level_to_string(level));
+                                  signal_to_string(a->signal), level_to_string(a->level));
         else if (k >= 0)
                 r->n_signals++;
 }
 
-/* a and b name the same cgroup: slashes at either end do not count. */
-static bool cgroup_path_equal(const char *a, const char *b) {
-        size_t la, lb;
-
-        a += strspn(a, "/");
-        b += strspn(b, "/");
-        la = strlen(a);
-        lb = strlen(b);
-        while (la > 0 && a[la - 1] == '/')
-                la--;
-        while (lb > 0 && b[lb - 1] == '/')
-                lb--;
-        return la == lb && memcmp(a, b, la) == 0;
-}
-
-/* Whether scope s is the own cgroup of r->units[i]: by path, never by
- * name. A scope is named after its cgroup's last component, which does not
- * tell whose it is: "other.slice/db.service" (watched with --watch=) is not
- * db.service's, and systemd escapes some names in paths ("_cpu.service"). */
-static bool scope_is_unit(const Responder *r, const Scope *s, int i) {
-        char rel[PATH_MAX];
-
-        if (unit_rel_cgroup(r, i, rel, sizeof(rel)) < 0)
-                return false;
-        return cgroup_path_equal(s->cgroup, rel);
-}
-
-/* SignalIntervalSec=: one signal per unit and level per interval. What is
- * held back is shown (--print-events, the log at info) and counted. */
-static bool responder_may_signal(Responder *r, const char *unit, const Policy *p, Level level, usec_t now_usec) {
+/* SignalIntervalSec=: what is held back is shown (--print-events, the log
+ * at info); signal_limit has counted it. */
+static void responder_signal_held(Responder *r, const PlanAction *a) {
+        const char *unit = r->units[a->unit].name;
         char unit_text[EVENT_VALUE_SIZE(UNIT_NAME_MAX)];
-        usec_t next;
 
-        if (signal_limit_check(&r->signal_limit, unit, level, now_usec, p->signal_interval_usec, &next))
-                return true;
         manager_print(r->manager, "suppressed unit=%s level=%s signal=%s interval_usec=%" PRIu64
                       " next_usec=%" PRIu64 " suppressed=%" PRIu64,
-                      event_value_escape(unit, unit_text, sizeof(unit_text)), level_to_string(level),
-                      signal_to_string(p->actions[level].signal), p->signal_interval_usec, next,
-                      signal_limit_suppressed(&r->signal_limit, unit));
+                      event_value_escape(unit, unit_text, sizeof(unit_text)), level_to_string(a->level),
+                      signal_to_string(a->signal), a->interval_usec, a->next_usec, a->suppressed);
         log_info("%s: not sending %s at %s again within SignalIntervalSec=%" PRIu64 ".%03" PRIu64
-                 "s (%" PRIu64 " held back so far).", unit, signal_to_string(p->actions[level].signal),
-                 level_to_string(level), p->signal_interval_usec / USEC_PER_SEC,
-                 p->signal_interval_usec % USEC_PER_SEC / USEC_PER_MSEC,
-                 signal_limit_suppressed(&r->signal_limit, unit));
-        return false;
+                 "s (%" PRIu64 " held back so far).", unit, signal_to_string(a->signal),
+                 level_to_string(a->level), a->interval_usec / USEC_PER_SEC,
+                 a->interval_usec % USEC_PER_SEC / USEC_PER_MSEC, a->suppressed);
 }
 
-/* Signals of every level the pressure passed on the way up: a jump from
- * NONE to OOM still gives the unit its chance to flush caches first. */
-static void responder_signals(Responder *r, const Scope *s, const LevelEvent *ev, int n_units) {
-        Level from = ev->previous + 1;
+/* ---- carrying out the plan: kills ---- */
 
-        /* A fall (OOM → MEDIUM) is relief, not a new level to act on. */
-        if (ev->previous >= ev->level)
-                return;
-        for (Level l = MAX(from, LEVEL_LOW); l <= ev->level; l++)
-                for (int i = 0; i < n_units; i++) {
-                        const Policy *p = policy_set_find(r->policies, r->units[i]);
-                        bool system = p->scope == POLICY_SCOPE_SYSTEM;
-
-                        if (p->actions[l].signal == 0)
-                                continue;
-                        if (system ? s != s->manager->scopes[0] : !scope_is_unit(r, s, i))
-                                continue;
-                        if (!responder_may_signal(r, r->units[i], p, l, ev->timestamp_usec))
-                                continue;
-                        responder_signal(r, i, &p->actions[l], l);
-                }
-}
-
-/* Whether r->units[i]'s processes may be killed at an OOM of scope s: its
- * policy marks it killable, and the OOM is the system's (Scope=system) or
- * of the unit's own cgroup (Scope=unit). */
-static bool unit_killable_at(const Responder *r, const Scope *s, int i) {
-        const Policy *p = policy_set_find(r->policies, r->units[i]);
-
-        if (!p->actions[LEVEL_OOM].kill)
-                return false;
-        return p->scope == POLICY_SCOPE_SYSTEM ? s == s->manager->scopes[0] : scope_is_unit(r, s, i);
-}
-
-typedef struct FindVictim {
-        VictimBest best;
-        pid_t self_pid;
-        int unit;               /* the index in r->units of the unit being read */
-        const char *unit_name;
-        int best_unit;          /* the unit of best.best */
-} FindVictim;
+typedef struct ScanVictim {
+        Responder *r;
+        PlanVictim *victim;
+        size_t unit;            /* index in r->units of the unit being read */
+} ScanVictim;
 
 static int offer_candidate(Candidate *c, void *userdata) {
-        FindVictim *f = userdata;
+        ScanVictim *f = userdata;
 
-        c->unit = f->unit_name;
-        c->unit_marked_killable = true;
-        if (victim_best_offer(&f->best, c, f->self_pid))
-                f->best_unit = f->unit;
+        plan_victim_offer(f->victim, f->r->units, f->unit, c, 1);
         return 0;
 }
 
-/* The victim among every process of every unit killable at this OOM, read
- * one at a time: nothing is stored but the best so far, so no unit and no
- * process is left out. false when none may be killed. */
-static bool responder_find_victim(Responder *r, const Scope *s, int n_units, FindVictim *f) {
+/* Every process of every unit of the PLAN_KILL_SCAN, read one at a time
+ * and offered to the plan, which keeps only the best so far: no unit and
+ * no process is left out. */
+static void responder_find_victim(Responder *r, PlanVictim *v) {
+        ScanVictim f = { .r = r, .victim = v };
         char dir[PATH_MAX];
 
-        victim_best_init(&f->best);
-        f->self_pid = r->ctx->self_pid;
-        f->best_unit = -1;
-        for (int i = 0; i < n_units; i++) {
+        plan_victim_init(v, r->ctx->self_pid);
+        for (size_t j = 0; j < r->plan.n_kill_units; j++) {
+                const PlanUnit *u = &r->units[r->plan.kill_units[j]];
                 int k;
 
-                if (!unit_killable_at(r, s, i) || unit_dir(r, i, dir, sizeof(dir)) < 0)
+                if (unit_dir(r, u, dir, sizeof(dir)) < 0)
                         continue;
-                f->unit = i;
-                f->unit_name = r->units[i];
-                k = proc_scan_cgroup_foreach(r->ctx->proc_root, dir, r->ctx->page_size, offer_candidate, f);
+                f.unit = r->plan.kill_units[j];
+                k = proc_scan_cgroup_foreach(r->ctx->proc_root, dir, r->ctx->page_size, offer_candidate, &f);
                 if (k < 0 && k != -ENOENT)
-                        log_debug_errno(k, "%s: cannot list the processes of %s, ignoring: %m", r->units[i], dir);
+                        log_debug_errno(k, "%s: cannot list the processes of %s, ignoring: %m", u->name, dir);
         }
-        return f->best.found;
 }
 
 /* unit=, pid=, comm=… of a killed/would-kill line; comm is the process's
@@ -305,118 +234,125 @@ static int responder_kill_one(Responder *r, const Candidate *c, const char *reas
         return k;
 }
 
-/* KillTarget=unit: the unit's processes that may be killed, gathered into
- * r->batch and killed a batch at a time. */
+/* KillTarget=unit: the unit's processes go into the plan's batch (the
+ * table is r->batch) as they are read; each full batch is killed at once. */
 typedef struct UnitKill {
         Responder *r;
-        const char *unit;
+        PlanBatch batch;
         const char *reason;
-        size_t n;               /* in r->batch */
         size_t n_killed;        /* dry run: would be */
         size_t n_failed;
-        size_t n_batches;
 } UnitKill;
 
 static void unit_kill_flush(UnitKill *u) {
-        Responder *r = u->r;
-        size_t k;
+        size_t k = plan_batch_take(&u->batch);
 
-        if (u->n == 0)
-                return;
-        k = victim_select_unit(r->batch, u->n, u->unit, r->ctx->self_pid, r->picked, ELEMENTSOF(r->picked), NULL);
         for (size_t j = 0; j < k; j++) {
-                if (responder_kill_one(r, &r->batch[r->picked[j]], u->reason) >= 0)
+                if (responder_kill_one(u->r, &u->batch.table[u->batch.order[j]], u->reason) >= 0)
                         u->n_killed++;
                 else
                         u->n_failed++;
         }
-        u->n = 0;
-        u->n_batches++;
 }
 
 static int unit_kill_collect(Candidate *c, void *userdata) {
         UnitKill *u = userdata;
 
-        c->unit = u->unit;
-        c->unit_marked_killable = true;
-        if (victim_check(c, u->r->ctx->self_pid) != VICTIM_OK)
-                return 0;
-        u->r->batch[u->n++] = *c;
+        (void) plan_batch_add(&u->batch, c, 1);
         /* Full: kill these now, while the walk goes on to the rest. */
-        if (u->n == ELEMENTSOF(u->r->batch))
+        if (plan_batch_full(&u->batch))
                 unit_kill_flush(u);
         return 0;
 }
 
-/* Every process of r->units[i] that may be killed, however many: the
- * cgroups are walked again, so processes started since the victim was
- * chosen are not left behind. */
-static void responder_kill_unit(Responder *r, int i, const char *reason) {
+/* Every process of unit that may be killed, however many: its cgroups are
+ * walked again, so processes started since the victim was chosen are not
+ * left behind. */
+static void responder_kill_unit(Responder *r, const PlanUnit *unit, const char *reason) {
         UnitKill u = {
                 .r = r,
-                .unit = r->units[i],
                 .reason = reason,
         };
         char dir[PATH_MAX];
         int k;
 
-        if (unit_dir(r, i, dir, sizeof(dir)) < 0)
+        if (unit_dir(r, unit, dir, sizeof(dir)) < 0)
                 return;
+        plan_batch_init(&u.batch, unit, r->ctx->self_pid, r->batch, r->picked, ELEMENTSOF(r->batch));
         k = proc_scan_cgroup_foreach(r->ctx->proc_root, dir, r->ctx->page_size, unit_kill_collect, &u);
         unit_kill_flush(&u);
         if (k < 0 && k != -ENOENT)
-                log_warning_errno(k, "%s: cannot list all the processes of %s: %m", u.unit, dir);
-        log_notice("%s: KillTarget=unit: %s %zu of its processes in %zu batch%s%s (%s).", u.unit,
-                   r->ops == &action_ops_dry_run ? "would kill" : "killed", u.n_killed, u.n_batches,
-                   u.n_batches == 1 ? "" : "es", u.n_failed > 0 ? ", some could not be killed" : "", reason);
+                log_warning_errno(k, "%s: cannot list all the processes of %s: %m", unit->name, dir);
+        log_notice("%s: KillTarget=unit: %s %zu of its processes in %" PRIu64 " batch%s%s (%s).", unit->name,
+                   r->ops == &action_ops_dry_run ? "would kill" : "killed", u.n_killed, u.batch.n_batches,
+                   u.batch.n_batches == 1 ? "" : "es", u.n_failed > 0 ? ", some could not be killed" : "",
+                   reason);
 }
 
-static void responder_kill(Responder *r, const Scope *s, const LevelEvent *ev, int n_units) {
-        FindVictim f;
+/* PLAN_KILL_SCAN: read the processes, let the plan choose, kill. */
+static void responder_kill(Responder *r, const Scope *s, const LevelEvent *ev) {
+        PlanVictim v;
+        PlanKill kill;
         char reason[300];
-        const Policy *p;
 
-        if (!kill_pacer_may_kill(&r->pacer, ev->timestamp_usec)) {
-                log_debug("%s: OOM, but a kill happened less than the pause ago; waiting.", s->name);
-                return;
-        }
-        if (!responder_find_victim(r, s, n_units, &f)) {
+        responder_find_victim(r, &v);
+        if (plan_victim_decide(&v, r->units, &r->pacer, ev->timestamp_usec, &kill) == PLAN_KILL_NONE) {
                 log_notice("%s: OOM, but no process of a unit marked Kill=yes can be killed.", s->name);
                 return;
         }
         log_debug("%s: OOM: %" PRIu64 " processes looked at, %" PRIu64 " may be killed.", s->name,
-                  f.best.n_seen, f.best.n_eligible);
+                  kill.n_seen, kill.n_eligible);
 
         (void) snprintf(reason, sizeof(reason), "OOM on %s", s->name);
-        p = policy_set_find(r->policies, r->units[f.best_unit]);
-        if (p && p->actions[LEVEL_OOM].kill_target == KILL_TARGET_UNIT)
-                responder_kill_unit(r, f.best_unit, reason);
+        if (kill.kind == PLAN_KILL_UNIT)
+                responder_kill_unit(r, &r->units[kill.unit], reason);
         else
-                (void) responder_kill_one(r, &f.best.best, reason);
+                (void) responder_kill_one(r, &kill.victim, reason);
+}
 
-        kill_pacer_record(&r->pacer, ev->timestamp_usec);
+/* The plan's actions in the plan's order, which is plan_build()'s alone. */
+static void responder_execute(Responder *r, const Scope *s, const LevelEvent *ev) {
+        for (size_t i = 0; i < r->plan.n_actions; i++) {
+                const PlanAction *a = &r->plan.actions[i];
+
+                switch (a->type) {
+                case PLAN_SIGNAL:
+                        responder_signal(r, a);
+                        break;
+                case PLAN_SIGNAL_HELD:
+                        responder_signal_held(r, a);
+                        break;
+                case PLAN_KILL_SCAN:
+                        responder_kill(r, s, ev);
+                        break;
+                case PLAN_KILL_HELD:
+                        log_debug("%s: OOM, but a kill happened less than the pause ago; waiting.", s->name);
+                        break;
+                default:
+                        break;  /* plan_build() makes no other */
+                }
+        }
 }
 
 static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *userdata) {
         Responder *r = userdata;
         int n_units;
 
-        if (ev->level == LEVEL_NONE || !r->policies)
+        if (!r->policies || !plan_event_wants_action(ev))
                 return;
-        /* Signals once per rise; kills again on OOM repeats, paced. */
-        if (ev->repeat && ev->level != LEVEL_OOM)
-                return;
-
         n_units = responder_list_units(r);
         if (n_units <= 0) {
                 if (n_units < 0 && n_units != -ENOENT)
                         log_warning_errno(n_units, "Cannot list the units below %s, ignoring: %m", r->cgroup_root);
                 return;
         }
-        if (!ev->repeat)
-                responder_signals(r, s, ev, n_units);
-        if (ev->level == LEVEL_OOM)
-                responder_kill(r, s, ev, n_units);
+        (void) plan_build(&(PlanInput) {
+                                  .units = r->units,
+                                  .n_units = (size_t) n_units,
+                                  .scope = { .system = s == m->scopes[0], .cgroup = s->cgroup },
+                                  .event = ev,
+                          }, &r->signal_limit, &r->pacer, &r->plan);
+        responder_execute(r, s, ev);
 }
 
 /* A unit-scope policy watches the unit's own cgroup: rel is below the
@@ -463,9 +399,8 @@ static sd_bus *units_get_bus(void *userdata) {
 
 static bool units_wanted(const char *unit, void *userdata) {
         Responder *r = userdata;
-        const Policy *p = policy_set_find(r->policies, unit);
 
-        return p && policy_has_actions(p);
+        return responder_wanted_policy(r, unit);
 }
 
 /* A unit entered the cache, or a job of systemd's on it (a start, a
