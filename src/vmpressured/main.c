@@ -313,7 +313,7 @@ static int reload_config(Config *ret, void *userdata) {
         r = apply_args(rl->args, ret);
         if (r < 0)
                 return r;
-        return setup_nofile(ret, own_fds_estimate(ret, rl->manager->n_scopes), " (Reload() refused)");
+        return setup_nofile(ret, own_fds_estimate(ret, manager_n_scopes(rl->manager)), " (Reload() refused)");
 }
 
 /* The daemon must keep running when memory is gone: page in and lock what
@@ -377,7 +377,7 @@ int main(int argc, char *argv[]) {
         manager_set_config_loader(m, reload_config, &reloader);
         lock_memory();
         /* WATCHDOG=1 at half of the unit's WatchdogSec=; nothing without it. */
-        (void) sd_event_set_watchdog(m->event, true);
+        (void) sd_event_set_watchdog(manager_event(m), true);
 
         r = responder_new(m, args.n_policy_dirs > 0 ? args.policy_dirs : NULL, args.n_policy_dirs,
                           &responder);
@@ -393,7 +393,7 @@ int main(int argc, char *argv[]) {
         }
         bus_set_responder(bus, responder);
         /* Last: everything that needed more privilege is open now. */
-        r = caps_drop_to_runtime(memcg_pressure_level_unreadable(&m->env));
+        r = caps_drop_to_runtime(memcg_pressure_level_unreadable(manager_env(m)));
         if (r < 0)
                 return EXIT_FAILURE;
 
