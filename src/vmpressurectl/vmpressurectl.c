@@ -27,6 +27,7 @@
 #include "vmpressure-bus.h"
 #include "config.h"
 #include "policy.h"
+#include "read-file.h"
 
 enum {
         EXIT_OK = 0,
@@ -1090,7 +1091,6 @@ static int check_file(const char *path) {
         _cleanup_(closep) int fd = -EBADF;
         struct stat st;
         bool is_null;
-        size_t len = 0;
         ssize_t n;
         int r;
 
@@ -1115,16 +1115,12 @@ static int check_file(const char *path) {
                 return 1;
         }
         /* One byte more than the parser accepts, so that it sees "too large". */
-        while (len < POLICY_FILE_MAX + 1 && (n = read(fd, text + len, POLICY_FILE_MAX + 1 - len)) != 0) {
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        fprintf(stderr, "%s: cannot read: %s\n", path, strerror(errno));
-                        return 1;
-                }
-                len += (size_t) n;
+        n = pread_full(fd, text, POLICY_FILE_MAX + 1);
+        if (n < 0) {
+                fprintf(stderr, "%s: cannot read: %s\n", path, strerror((int) -n));
+                return 1;
         }
-        r = policy_parse(path, basename(copy), text, len, p, diag);
+        r = policy_parse(path, basename(copy), text, (size_t) n, p, diag);
         for (size_t i = 0; i < diag->n; i++)
                 fprintf(stderr, "%s\n", diag->msg[i]);
         if (diag->n_dropped > 0)

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "manager.h"
 #include "memory.h"
+#include "read-file.h"
 #include "responder.h"
 #include "subscribers.h"
 
@@ -148,6 +149,7 @@ static int read_config_file(const char *path, char **ret, size_t *ret_len) {
         _cleanup_(freep) char *buf = NULL;
         size_t len = 0;
         struct stat st;
+        ssize_t n;
 
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
@@ -165,16 +167,12 @@ static int read_config_file(const char *path, char **ret, size_t *ret_len) {
         buf = malloc((size_t) st.st_size + 1);
         if (!buf)
                 return -ENOMEM;
-        for (;;) {
-                ssize_t n = read(fd, buf + len, (size_t) st.st_size + 1 - len);
-                if (n < 0)
-                        return -errno;
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-                if (len > (size_t) st.st_size)
-                        return -EFBIG;      /* grew while we read it */
-        }
+        n = pread_full(fd, buf, (size_t) st.st_size + 1);
+        if (n < 0)
+                return (int) n;
+        if ((size_t) n > (size_t) st.st_size)
+                return -EFBIG;      /* grew while we read it */
+        len = (size_t) n;
         buf[len] = '\0';
         *ret = TAKE_PTR(buf);
         *ret_len = len;
