@@ -218,8 +218,8 @@ static int read_scopes(sd_bus *bus, Status *s, sd_bus_error *e) {
         sd_bus_message *m;
         int r;
 
-        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_PROPERTY_SCOPES, e, &s->scopes_reply,
-                                "a" VMP_BUS_SCOPE_STRUCT);
+        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_PROPERTY_SCOPES, e,
+                                &s->scopes_reply, "a" VMP_BUS_SCOPE_STRUCT);
         if (r < 0)
                 return r;
         m = s->scopes_reply;
@@ -250,14 +250,15 @@ static int read_scope_simulations(sd_bus *bus, Status *s, sd_bus_error *e) {
         int r, simulated;
         uint64_t c[_LEVEL_MAX];
 
-        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_PROPERTY_SCOPE_SIMULATIONS, e,
+        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE,
+                                VMP_BUS_PROPERTY_SCOPE_SIMULATIONS, e,
                                 &s->simulations_reply, "a" VMP_BUS_SCOPE_SIMULATION_STRUCT);
         if (r < 0)
                 return tolerate_unknown(r, e);
         r = sd_bus_message_enter_container(s->simulations_reply, 'a', VMP_BUS_SCOPE_SIMULATION_STRUCT);
         while (r >= 0) {
-                r = sd_bus_message_read(s->simulations_reply, VMP_BUS_SCOPE_SIMULATION_STRUCT, &name, &simulated, &c[LEVEL_NONE],
-                                        &c[LEVEL_LOW], &c[LEVEL_MEDIUM], &c[LEVEL_OOM]);
+                r = sd_bus_message_read(s->simulations_reply, VMP_BUS_SCOPE_SIMULATION_STRUCT, &name, &simulated,
+                                        &c[LEVEL_NONE], &c[LEVEL_LOW], &c[LEVEL_MEDIUM], &c[LEVEL_OOM]);
                 if (r <= 0)
                         break;
                 for (size_t i = 0; i < s->n_scopes; i++)
@@ -300,8 +301,8 @@ static int read_histogram(sd_bus_message *m, HistogramInfo *h) {
 static int read_latencies(sd_bus *bus, Status *s, sd_bus_error *e) {
         int r;
 
-        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_PROPERTY_LATENCIES, e, &s->latencies_reply,
-                                "a" VMP_BUS_LATENCY_STRUCT);
+        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_PROPERTY_LATENCIES, e,
+                                &s->latencies_reply, "a" VMP_BUS_LATENCY_STRUCT);
         if (r < 0)
                 return tolerate_unknown(r, e);
         r = sd_bus_message_enter_container(s->latencies_reply, 'a', VMP_BUS_LATENCY_STRUCT);
@@ -318,7 +319,8 @@ static int read_actions(sd_bus *bus, Status *s, sd_bus_error *e) {
         sd_bus_message *m;
         int r;
 
-        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_PROPERTY_RECENT_ACTIONS, e, &s->actions_reply,
+        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_PROPERTY_RECENT_ACTIONS,
+                                e, &s->actions_reply,
                                 "a" VMP_BUS_ACTION_STRUCT);
         if (r < 0)
                 return tolerate_unknown(r, e);
@@ -394,7 +396,8 @@ static int status_read(sd_bus *bus, Status *s, sd_bus_error *e) {
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(trivial); i++)
                 r = get_trivial(bus, trivial[i].name, trivial[i].type, trivial[i].ret, e);
         if (r >= 0)
-                r = sd_bus_get_property_strv(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_PROPERTY_POLICIES, e, &s->policies);
+                r = sd_bus_get_property_strv(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE,
+                                             VMP_BUS_PROPERTY_POLICIES, e, &s->policies);
         if (r >= 0)
                 r = read_scopes(bus, s, e);
         if (r >= 0)
@@ -770,7 +773,8 @@ static int verb_policies(int argc, char **argv) {
         ret = connect_bus(&bus);
         if (ret != EXIT_OK)
                 return ret;
-        r = sd_bus_call_method(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_METHOD_LIST_POLICIES, &e, &reply, NULL);
+        r = sd_bus_call_method(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_METHOD_LIST_POLICIES, &e,
+                               &reply, NULL);
         if (r >= 0)
                 r = sd_bus_message_enter_container(reply, 'a', VMP_BUS_POLICY_STRUCT);
         if (r < 0) {
@@ -825,7 +829,8 @@ static int verb_simulate(int argc, char **argv) {
         ret = connect_bus(&bus);
         if (ret != EXIT_OK)
                 return ret;
-        r = sd_bus_call_method(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_METHOD_SIMULATE, &e, NULL, "ss", argv[1],
+        r = sd_bus_call_method(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_METHOD_SIMULATE, &e,
+                               NULL, "ss", argv[1],
                                arg_scope ?: VMP_BUS_SCOPE_SYSTEM);
         if (r < 0)
                 ret = report("Simulate failed", &e, r);
@@ -964,7 +969,8 @@ static int on_signal_message(sd_bus_message *m, void *userdata, sd_bus_error *re
         l = signal_level(member);
         if (l < 0)
                 return 0;
-        r = l == LEVEL_NONE ? sd_bus_message_read(m, VMP_BUS_NORMAL_SIG, &scope) : sd_bus_message_read(m, VMP_BUS_LEVEL_SIG, &scope, &index);
+        r = l == LEVEL_NONE ? sd_bus_message_read(m, VMP_BUS_NORMAL_SIG, &scope)
+                            : sd_bus_message_read(m, VMP_BUS_LEVEL_SIG, &scope, &index);
         if (r < 0)
                 return 0;
         simulated = take_simulated(scope, l);

@@ -260,7 +260,8 @@ static int append_histogram(sd_bus_message *reply, LatencyStage stage, bool simu
 
         r = sd_bus_message_open_container(reply, 'r', VMP_BUS_LATENCY_SIG);
         if (r >= 0)
-                r = sd_bus_message_append(reply, VMP_BUS_LATENCY_HEAD_SIG, latency_stage_to_string(stage), (int) simulated);
+                r = sd_bus_message_append(reply, VMP_BUS_LATENCY_HEAD_SIG, latency_stage_to_string(stage),
+                                          (int) simulated);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', VMP_BUS_LATENCY_BUCKET_STRUCT);
         for (size_t i = 0; r >= 0 && i < LATENCY_BUCKETS; i++)
@@ -416,7 +417,8 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                                                  n ? text : strerror(-r));
                 }
                 if (b->bus)
-                        (void) sd_bus_emit_properties_changed(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_PROPERTY_POLICIES, NULL);
+                        (void) sd_bus_emit_properties_changed(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE,
+                                                              VMP_BUS_PROPERTY_POLICIES, NULL);
         }
         return sd_bus_reply_method_return(msg, NULL);
 }
@@ -610,7 +612,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("LowCount", "t", property_get_count, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("MediumCount", "t", property_get_count, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("OOMCount", "t", property_get_count, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY(VMP_BUS_PROPERTY_POLICIES, "as", property_get_policies, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY(VMP_BUS_PROPERTY_POLICIES, "as", property_get_policies, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("DryRun", "b", property_get_dry_run, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         /* Counters that move with every client: read them, no PropertiesChanged. */
@@ -623,13 +626,16 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("SignalsSuppressed", "t", property_get_actions, 0, 0),
         SD_BUS_PROPERTY("Simulations", "t", property_get_simulations, 0, 0),
         SD_BUS_PROPERTY("Simulated", "b", property_get_simulated, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY(VMP_BUS_PROPERTY_SCOPE_SIMULATIONS, "a" VMP_BUS_SCOPE_SIMULATION_STRUCT, property_get_scope_simulations, 0, 0),
+        SD_BUS_PROPERTY(VMP_BUS_PROPERTY_SCOPE_SIMULATIONS, "a" VMP_BUS_SCOPE_SIMULATION_STRUCT,
+                        property_get_scope_simulations, 0, 0),
         SD_BUS_PROPERTY(VMP_BUS_PROPERTY_LATENCIES, "a" VMP_BUS_LATENCY_STRUCT, property_get_latencies, 0, 0),
-        SD_BUS_PROPERTY(VMP_BUS_PROPERTY_RECENT_ACTIONS, "a" VMP_BUS_ACTION_STRUCT, property_get_recent_actions, 0, 0),
+        SD_BUS_PROPERTY(VMP_BUS_PROPERTY_RECENT_ACTIONS, "a" VMP_BUS_ACTION_STRUCT, property_get_recent_actions,
+                        0, 0),
         SD_BUS_PROPERTY("LogLinesDropped", "t", property_get_log_dropped, 0, 0),
         SD_BUS_PROPERTY(VMP_BUS_PROPERTY_UNWATCHED, "a" VMP_BUS_UNWATCHED_STRUCT, property_get_unwatched, 0, 0),
 
-        SD_BUS_METHOD_WITH_ARGS(VMP_BUS_METHOD_LIST_POLICIES, SD_BUS_NO_ARGS, SD_BUS_RESULT("a" VMP_BUS_POLICY_STRUCT, policies),
+        SD_BUS_METHOD_WITH_ARGS(VMP_BUS_METHOD_LIST_POLICIES, SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("a" VMP_BUS_POLICY_STRUCT, policies),
                                 method_list_policies, SD_BUS_VTABLE_UNPRIVILEGED),
         /* UNPRIVILEGED only switches off sd-bus's own CAP_SYS_ADMIN check:
          * the bus policy and check_sender_is_root() guard it. */
@@ -648,9 +654,10 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_SIGNAL_WITH_ARGS(VMP_BUS_SIGNAL_SIMULATED, SD_BUS_ARGS("s", scope, "s", level), 0),
         /* After every action of a policy (signal, kill, or a dry run's would-*):
          * the fields of a RecentActions entry. */
-        SD_BUS_SIGNAL_WITH_ARGS(VMP_BUS_SIGNAL_ACTION, SD_BUS_ARGS("t", realtime_usec, "s", unit, "s", level, "s", action,
-                                                      "s", signal, "u", pid, "s", result, "b", simulated,
-                                                      "t", latency_usec), 0),
+        SD_BUS_SIGNAL_WITH_ARGS(VMP_BUS_SIGNAL_ACTION,
+                                SD_BUS_ARGS("t", realtime_usec, "s", unit, "s", level, "s", action,
+                                            "s", signal, "u", pid, "s", result, "b", simulated,
+                                            "t", latency_usec), 0),
         SD_BUS_SIGNAL_WITH_ARGS(VMP_BUS_SIGNAL_KILLED, SD_BUS_ARGS("s", unit, "u", pid, "s", comm, "t", rss_bytes,
                                                       "s", reason), 0),
         SD_BUS_VTABLE_END
@@ -717,16 +724,17 @@ static void emit_level(Bus *b, const Scope *s, const LevelEvent *ev) {
          * one is announced by this signal just before it, in order on the
          * same connection. */
         if (scope_simulated(s)) {
-                r = sd_bus_emit_signal(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_SIGNAL_SIMULATED, VMP_BUS_SIMULATED_SIG, scope_name(s),
-                                       level_to_string(ev->level));
+                r = sd_bus_emit_signal(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_SIGNAL_SIMULATED,
+                                       VMP_BUS_SIMULATED_SIG, scope_name(s), level_to_string(ev->level));
                 if (r < 0)
                         log_debug_errno(r, "Cannot send the Simulated signal, ignoring: %m");
         }
         if (ev->level == LEVEL_NONE)
-                r = sd_bus_emit_signal(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_SIGNAL_NORMAL, VMP_BUS_NORMAL_SIG, scope_name(s));
+                r = sd_bus_emit_signal(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_SIGNAL_NORMAL,
+                                       VMP_BUS_NORMAL_SIG, scope_name(s));
         else
-                r = sd_bus_emit_signal(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, level_signal[ev->level], VMP_BUS_LEVEL_SIG,
-                                       scope_name(s), (uint32_t) ev->index);
+                r = sd_bus_emit_signal(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, level_signal[ev->level],
+                                       VMP_BUS_LEVEL_SIG, scope_name(s), (uint32_t) ev->index);
         if (r < 0)
                 log_debug_errno(r, "Cannot send the %s signal, ignoring: %m", level_signal[ev->level]);
 }
@@ -813,8 +821,8 @@ int bus_emit_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint6
                 return -ENOTCONN;
         if (!bus_has_room(b))
                 return -ENOBUFS;
-        return sd_bus_emit_signal(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_SIGNAL_KILLED, VMP_BUS_KILLED_SIG, unit, (uint32_t) pid,
-                                  comm, rss_bytes, reason);
+        return sd_bus_emit_signal(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_SIGNAL_KILLED,
+                                  VMP_BUS_KILLED_SIG, unit, (uint32_t) pid, comm, rss_bytes, reason);
 }
 
 /* ---- connection, names, reconnection --------------------------------------- */
