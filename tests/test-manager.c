@@ -3,12 +3,16 @@
  * (the vmstat source watches a directory with a memory.stat and a
  * cgroup.procs): a cgroup that does not exist takes no slot and is watched
  * once it appears; reaching the bound is an error, reported, and the
- * refused cgroup is watched as soon as a slot is free. */
+ * refused cgroup is watched as soon as a slot is free. The listeners of an
+ * announcement run by phase (the responder's actions before the bus's
+ * signals), whatever the order they were registered in, and the actions
+ * hook runs after the dispatch that recorded actions. */
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 
-#include "manager.h"
+#include "manager-internal.h"
 #include "tests.h"
 
 static char root[] = "/tmp/test-manager-XXXXXX";
@@ -169,12 +173,80 @@ static void test_scope_table(void) {
         remove_cgroup("late");
 }
 
+/* What the listeners and the actions hook saw, in order. */
+static char calls[16][16];
+static size_t n_calls;
+
+static void note(const char *what) {
+        if (n_calls < ELEMENTSOF(calls))
+                (void) snprintf(calls[n_calls++], sizeof(calls[0]), "%s", what);
+}
+
+static void on_act(Manager *m, const Scope *s, const LevelEvent *ev, void *userdata) {
+        note(userdata);
+        if (streq(userdata, "act-1"))   /* as the responder does where it signals */
+                manager_record_action(m, "x.service", ev->level, false, SIGTERM, 0, 0);
+}
+
+static void on_announce(Manager *m, const Scope *s, const LevelEvent *ev, void *userdata) {
+        note(userdata);
+}
+
+static void on_actions(Manager *m, void *userdata) {
+        note("actions");
+}
+
+static void test_listener_phases(void) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        Config c;
+
+        config_init(&c);
+        c.source = SOURCE_VMSTAT;
+        CHECK_EQ_INT(manager_new(&c, false, &m), 0);
+        if (!m)
+                return;
+        (void) snprintf(m->env.cgroup2_root, sizeof(m->env.cgroup2_root), "%s", root);
+        m->env.memcg_v1_root[0] = '\0';
+        CHECK_EQ_INT(manager_start(m), 0);
+        if (!manager_system_scope(m))
+                return;
+
+        /* The bus registers after the responder in main(); here the
+         * announcers come first and the phases must still put them last. */
+        CHECK_EQ_INT(manager_add_phase_listener(m, MANAGER_LISTENER_ANNOUNCE, on_announce, (void *) "announce-1"), 0);
+        CHECK_EQ_INT(manager_add_phase_listener(m, MANAGER_LISTENER_ACT, on_act, (void *) "act-1"), 0);
+        CHECK_EQ_INT(manager_add_phase_listener(m, MANAGER_LISTENER_ANNOUNCE, on_announce, (void *) "announce-2"), 0);
+        CHECK_EQ_INT(manager_add_listener(m, on_act, (void *) "act-2"), 0);    /* the old call: ACT */
+        CHECK_EQ_INT(manager_set_actions_hook(m, on_actions, NULL), 0);
+
+        CHECK_EQ_INT(manager_simulate(m, manager_system_scope(m), LEVEL_LOW), 0);
+        /* The hook waits for the loop: nothing of it inside the announcement. */
+        CHECK_EQ_INT(n_calls, 4);
+        for (int i = 0; i < 3 && sd_event_run(manager_event(m), 0) >= 0; i++)
+                ;
+        CHECK_EQ_INT(n_calls, 5);
+        CHECK_STREQ(calls[0], "act-1");
+        CHECK_STREQ(calls[1], "act-2");
+        CHECK_STREQ(calls[2], "announce-1");
+        CHECK_STREQ(calls[3], "announce-2");
+        CHECK_STREQ(calls[4], "actions");
+        CHECK_EQ_INT(recent_actions_size(manager_recent_actions(m)), 1);
+
+        /* Four per phase. */
+        CHECK_EQ_INT(manager_add_phase_listener(m, MANAGER_LISTENER_ACT, on_act, (void *) "act-3"), 0);
+        CHECK_EQ_INT(manager_add_phase_listener(m, MANAGER_LISTENER_ACT, on_act, (void *) "act-4"), 0);
+        CHECK_EQ_INT(manager_add_phase_listener(m, MANAGER_LISTENER_ACT, on_act, (void *) "act-5"), -E2BIG);
+        CHECK_EQ_INT(manager_add_phase_listener(m, MANAGER_LISTENER_ANNOUNCE, on_announce, (void *) "announce-3"), 0);
+        CHECK_EQ_INT(manager_set_actions_hook(m, NULL, NULL), 0);
+}
+
 int main(void) {
         if (!mkdtemp(root)) {
                 perror("mkdtemp");
                 return 1;
         }
         test_scope_table();
+        test_listener_phases();
         (void) rmdir(root);
         return test_exit("test-manager");
 }

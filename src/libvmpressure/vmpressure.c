@@ -15,10 +15,8 @@
 #include <systemd/sd-bus.h>
 
 #include "vmpressure.h"
+#include "vmpressure-bus.h"
 
-#define VMPRESSURE_BUS_NAME      "org.freedesktop.vmpressure1"
-#define VMPRESSURE_BUS_PATH      "/org/freedesktop/vmpressure1"
-#define VMPRESSURE_BUS_INTERFACE "org.freedesktop.vmpressure1.Manager"
 #define VMPRESSURE_WINDOW_SYSCTL "/proc/sys/vm/vmpressure_window"
 
 /* The seed never got a number in mainline: a distribution kernel that
@@ -105,8 +103,8 @@ static int fd_from_daemon(uint32_t threshold, int *ret) {
          * is left alone, and nothing stays open once we return. */
         r = sd_bus_open_system(&bus);
         if (r >= 0)
-                r = sd_bus_call_method(bus, VMPRESSURE_BUS_NAME, VMPRESSURE_BUS_PATH, VMPRESSURE_BUS_INTERFACE,
-                                       "Subscribe", &error, &reply, "u", threshold);
+                r = sd_bus_call_method(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE,
+                                       VMP_BUS_METHOD_SUBSCRIBE, &error, &reply, "u", threshold);
         if (r >= 0)
                 r = sd_bus_message_read(reply, "h", &fd);
         if (r >= 0) {

@@ -24,9 +24,10 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
-#include "bus.h"
+#include "vmpressure-bus.h"
 #include "config.h"
 #include "policy.h"
+#include "read-file.h"
 
 enum {
         EXIT_OK = 0,
@@ -136,11 +137,11 @@ static int connect_bus(sd_bus **ret) {
 }
 
 static int get_string(sd_bus *bus, const char *prop, char **ret, sd_bus_error *e) {
-        return sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, prop, e, ret);
+        return sd_bus_get_property_string(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, prop, e, ret);
 }
 
 static int get_trivial(sd_bus *bus, const char *prop, char type, void *ret, sd_bus_error *e) {
-        return sd_bus_get_property_trivial(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, prop, e, type, ret);
+        return sd_bus_get_property_trivial(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, prop, e, type, ret);
 }
 
 typedef struct ScopeInfo {
@@ -187,13 +188,13 @@ typedef struct Status {
         uint64_t subscriber_drops, signal_drops, log_lines_dropped;
         int dry_run, simulated;
         char **policies;
-        ScopeInfo scopes[MANAGER_SCOPES_MAX];
+        ScopeInfo scopes[VMP_BUS_SCOPES_MAX];
         size_t n_scopes;
         HistogramInfo histograms[HISTOGRAMS_MAX];
         size_t n_histograms;
         ActionInfo actions[ACTIONS_MAX];
         size_t n_actions;
-        UnwatchedInfo unwatched[MANAGER_UNWATCHED_MAX];
+        UnwatchedInfo unwatched[VMP_BUS_UNWATCHED_MAX];
         size_t n_unwatched;
         /* The replies own the strings above. */
         sd_bus_message *scopes_reply, *simulations_reply, *latencies_reply, *actions_reply, *unwatched_reply;
@@ -217,15 +218,15 @@ static int read_scopes(sd_bus *bus, Status *s, sd_bus_error *e) {
         sd_bus_message *m;
         int r;
 
-        r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Scopes", e, &s->scopes_reply,
-                                "a(sssstttt)");
+        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_PROPERTY_SCOPES, e,
+                                &s->scopes_reply, "a" VMP_BUS_SCOPE_STRUCT);
         if (r < 0)
                 return r;
         m = s->scopes_reply;
-        r = sd_bus_message_enter_container(m, 'a', "(sssstttt)");
+        r = sd_bus_message_enter_container(m, 'a', VMP_BUS_SCOPE_STRUCT);
         while (r >= 0 && s->n_scopes < ELEMENTSOF(s->scopes)) {
                 ScopeInfo *i = &s->scopes[s->n_scopes];
-                r = sd_bus_message_read(m, "(sssstttt)", &i->name, &i->cgroup, &i->level, &i->source,
+                r = sd_bus_message_read(m, VMP_BUS_SCOPE_STRUCT, &i->name, &i->cgroup, &i->level, &i->source,
                                         &i->count[LEVEL_NONE], &i->count[LEVEL_LOW], &i->count[LEVEL_MEDIUM],
                                         &i->count[LEVEL_OOM]);
                 if (r <= 0)
@@ -249,14 +250,15 @@ static int read_scope_simulations(sd_bus *bus, Status *s, sd_bus_error *e) {
         int r, simulated;
         uint64_t c[_LEVEL_MAX];
 
-        r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "ScopeSimulations", e,
-                                &s->simulations_reply, "a(sbtttt)");
+        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE,
+                                VMP_BUS_PROPERTY_SCOPE_SIMULATIONS, e,
+                                &s->simulations_reply, "a" VMP_BUS_SCOPE_SIMULATION_STRUCT);
         if (r < 0)
                 return tolerate_unknown(r, e);
-        r = sd_bus_message_enter_container(s->simulations_reply, 'a', "(sbtttt)");
+        r = sd_bus_message_enter_container(s->simulations_reply, 'a', VMP_BUS_SCOPE_SIMULATION_STRUCT);
         while (r >= 0) {
-                r = sd_bus_message_read(s->simulations_reply, "(sbtttt)", &name, &simulated, &c[LEVEL_NONE],
-                                        &c[LEVEL_LOW], &c[LEVEL_MEDIUM], &c[LEVEL_OOM]);
+                r = sd_bus_message_read(s->simulations_reply, VMP_BUS_SCOPE_SIMULATION_STRUCT, &name, &simulated,
+                                        &c[LEVEL_NONE], &c[LEVEL_LOW], &c[LEVEL_MEDIUM], &c[LEVEL_OOM]);
                 if (r <= 0)
                         break;
                 for (size_t i = 0; i < s->n_scopes; i++)
@@ -272,14 +274,14 @@ static int read_histogram(sd_bus_message *m, HistogramInfo *h) {
         uint64_t le, cum;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'r', "sba(tt)tt");
+        r = sd_bus_message_enter_container(m, 'r', VMP_BUS_LATENCY_SIG);
         if (r <= 0)
                 return r;
-        r = sd_bus_message_read(m, "sb", &h->stage, &h->simulated);
+        r = sd_bus_message_read(m, VMP_BUS_LATENCY_HEAD_SIG, &h->stage, &h->simulated);
         if (r >= 0)
-                r = sd_bus_message_enter_container(m, 'a', "(tt)");
+                r = sd_bus_message_enter_container(m, 'a', VMP_BUS_LATENCY_BUCKET_STRUCT);
         while (r >= 0) {
-                r = sd_bus_message_read(m, "(tt)", &le, &cum);
+                r = sd_bus_message_read(m, VMP_BUS_LATENCY_BUCKET_STRUCT, &le, &cum);
                 if (r <= 0)
                         break;
                 if (h->n_buckets < HISTOGRAM_BUCKETS_MAX) {
@@ -290,7 +292,7 @@ static int read_histogram(sd_bus_message *m, HistogramInfo *h) {
         if (r >= 0)
                 r = sd_bus_message_exit_container(m);
         if (r >= 0)
-                r = sd_bus_message_read(m, "tt", &h->count, &h->sum_usec);
+                r = sd_bus_message_read(m, VMP_BUS_LATENCY_TAIL_SIG, &h->count, &h->sum_usec);
         if (r >= 0)
                 r = sd_bus_message_exit_container(m);
         return r < 0 ? r : 1;
@@ -299,11 +301,11 @@ static int read_histogram(sd_bus_message *m, HistogramInfo *h) {
 static int read_latencies(sd_bus *bus, Status *s, sd_bus_error *e) {
         int r;
 
-        r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Latencies", e, &s->latencies_reply,
-                                "a(sba(tt)tt)");
+        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_PROPERTY_LATENCIES, e,
+                                &s->latencies_reply, "a" VMP_BUS_LATENCY_STRUCT);
         if (r < 0)
                 return tolerate_unknown(r, e);
-        r = sd_bus_message_enter_container(s->latencies_reply, 'a', "(sba(tt)tt)");
+        r = sd_bus_message_enter_container(s->latencies_reply, 'a', VMP_BUS_LATENCY_STRUCT);
         while (r >= 0 && s->n_histograms < HISTOGRAMS_MAX) {
                 r = read_histogram(s->latencies_reply, &s->histograms[s->n_histograms]);
                 if (r <= 0)
@@ -317,15 +319,16 @@ static int read_actions(sd_bus *bus, Status *s, sd_bus_error *e) {
         sd_bus_message *m;
         int r;
 
-        r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "RecentActions", e, &s->actions_reply,
-                                "a(tssssusbt)");
+        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_PROPERTY_RECENT_ACTIONS,
+                                e, &s->actions_reply,
+                                "a" VMP_BUS_ACTION_STRUCT);
         if (r < 0)
                 return tolerate_unknown(r, e);
         m = s->actions_reply;
-        r = sd_bus_message_enter_container(m, 'a', "(tssssusbt)");
+        r = sd_bus_message_enter_container(m, 'a', VMP_BUS_ACTION_STRUCT);
         while (r >= 0 && s->n_actions < ACTIONS_MAX) {
                 ActionInfo *a = &s->actions[s->n_actions];
-                r = sd_bus_message_read(m, "(tssssusbt)", &a->realtime_usec, &a->unit, &a->level, &a->action,
+                r = sd_bus_message_read(m, VMP_BUS_ACTION_STRUCT, &a->realtime_usec, &a->unit, &a->level, &a->action,
                                         &a->signal, &a->pid, &a->result, &a->simulated, &a->latency_usec);
                 if (r <= 0)
                         break;
@@ -337,14 +340,14 @@ static int read_actions(sd_bus *bus, Status *s, sd_bus_error *e) {
 static int read_unwatched(sd_bus *bus, Status *s, sd_bus_error *e) {
         int r;
 
-        r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "UnwatchedCgroups", e,
-                                &s->unwatched_reply, "a(ss)");
+        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_PROPERTY_UNWATCHED, e,
+                                &s->unwatched_reply, "a" VMP_BUS_UNWATCHED_STRUCT);
         if (r < 0)
                 return tolerate_unknown(r, e);
-        r = sd_bus_message_enter_container(s->unwatched_reply, 'a', "(ss)");
+        r = sd_bus_message_enter_container(s->unwatched_reply, 'a', VMP_BUS_UNWATCHED_STRUCT);
         while (r >= 0 && s->n_unwatched < ELEMENTSOF(s->unwatched)) {
                 UnwatchedInfo *u = &s->unwatched[s->n_unwatched];
-                r = sd_bus_message_read(s->unwatched_reply, "(ss)", &u->cgroup, &u->reason);
+                r = sd_bus_message_read(s->unwatched_reply, VMP_BUS_UNWATCHED_STRUCT, &u->cgroup, &u->reason);
                 if (r <= 0)
                         break;
                 s->n_unwatched++;
@@ -393,7 +396,8 @@ static int status_read(sd_bus *bus, Status *s, sd_bus_error *e) {
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(trivial); i++)
                 r = get_trivial(bus, trivial[i].name, trivial[i].type, trivial[i].ret, e);
         if (r >= 0)
-                r = sd_bus_get_property_strv(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Policies", e, &s->policies);
+                r = sd_bus_get_property_strv(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE,
+                                             VMP_BUS_PROPERTY_POLICIES, e, &s->policies);
         if (r >= 0)
                 r = read_scopes(bus, s, e);
         if (r >= 0)
@@ -591,7 +595,7 @@ static void status_print(const Status *s) {
         if (count_unwatched(s, "table-full") > 0)
                 printf("     WARNING: the scope table is full (%d scopes): %zu cgroups with a policy are not "
                        "watched and their Scope=unit policies do not act; see the journal.\n",
-                       MANAGER_SCOPES_MAX, count_unwatched(s, "table-full"));
+                       VMP_BUS_SCOPES_MAX, count_unwatched(s, "table-full"));
         printf("\n%-24s %-8s %-10s %8s %8s %8s %8s %-9s  %s\n", "SCOPE", "LEVEL", "SOURCE", "NORMAL", "LOW",
                "MEDIUM", "OOM", "SIMULATED", "CGROUP");
         for (size_t i = 0; i < s->n_scopes; i++) {
@@ -769,9 +773,10 @@ static int verb_policies(int argc, char **argv) {
         ret = connect_bus(&bus);
         if (ret != EXIT_OK)
                 return ret;
-        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "ListPolicies", &e, &reply, NULL);
+        r = sd_bus_call_method(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_METHOD_LIST_POLICIES, &e,
+                               &reply, NULL);
         if (r >= 0)
-                r = sd_bus_message_enter_container(reply, 'a', "(sss)");
+                r = sd_bus_message_enter_container(reply, 'a', VMP_BUS_POLICY_STRUCT);
         if (r < 0) {
                 ret = report("ListPolicies failed", &e, r);
                 goto finish;
@@ -780,7 +785,7 @@ static int verb_policies(int argc, char **argv) {
                 printf("[");
         else
                 printf("%-32s %-8s %s\n", "UNIT", "SCOPE", "FILE");
-        while ((r = sd_bus_message_read(reply, "(sss)", &unit, &path, &scope)) > 0) {
+        while ((r = sd_bus_message_read(reply, VMP_BUS_POLICY_STRUCT, &unit, &path, &scope)) > 0) {
                 if (arg_json) {
                         printf("%s{\"unit\":", n ? "," : "");
                         json_string(stdout, unit);
@@ -824,12 +829,13 @@ static int verb_simulate(int argc, char **argv) {
         ret = connect_bus(&bus);
         if (ret != EXIT_OK)
                 return ret;
-        r = sd_bus_call_method(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, "Simulate", &e, NULL, "ss", argv[1],
-                               arg_scope ?: SCOPE_SYSTEM);
+        r = sd_bus_call_method(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_METHOD_SIMULATE, &e,
+                               NULL, "ss", argv[1],
+                               arg_scope ?: VMP_BUS_SCOPE_SYSTEM);
         if (r < 0)
                 ret = report("Simulate failed", &e, r);
         else
-                printf("Simulated %s on %s.\n", level_to_string(l), arg_scope ?: SCOPE_SYSTEM);
+                printf("Simulated %s on %s.\n", level_to_string(l), arg_scope ?: VMP_BUS_SCOPE_SYSTEM);
         sd_bus_error_free(&e);
         sd_bus_flush_close_unref(bus);
         return ret;
@@ -846,7 +852,7 @@ static Level signal_level(const char *member) {
                 return LEVEL_MEDIUM;
         if (streq(member, "OOM"))
                 return LEVEL_OOM;
-        if (streq(member, "Normal"))
+        if (streq(member, VMP_BUS_SIGNAL_NORMAL))
                 return LEVEL_NONE;
         return _LEVEL_INVALID;
 }
@@ -857,7 +863,7 @@ static int print_killed(sd_bus_message *m) {
         uint64_t rss;
         int r;
 
-        r = sd_bus_message_read(m, "susts", &unit, &pid, &comm, &rss, &reason);
+        r = sd_bus_message_read(m, VMP_BUS_KILLED_SIG, &unit, &pid, &comm, &rss, &reason);
         if (r < 0)
                 return r;
         if (arg_json) {
@@ -883,7 +889,7 @@ static int print_action(sd_bus_message *m) {
         uint32_t pid;
         int simulated, r;
 
-        r = sd_bus_message_read(m, "tssssusbt", &realtime_usec, &unit, &level, &action, &sig, &pid, &result,
+        r = sd_bus_message_read(m, VMP_BUS_ACTION_SIG, &realtime_usec, &unit, &level, &action, &sig, &pid, &result,
                                 &simulated, &latency_usec);
         if (r < 0)
                 return r;
@@ -923,7 +929,7 @@ static struct {
 static void note_simulated(sd_bus_message *m) {
         const char *scope, *level;
 
-        if (sd_bus_message_read(m, "ss", &scope, &level) < 0)
+        if (sd_bus_message_read(m, VMP_BUS_SIMULATED_SIG, &scope, &level) < 0)
                 return;
         (void) snprintf(pending_simulated.scope, sizeof(pending_simulated.scope), "%s", scope);
         pending_simulated.level = level_from_string(level);
@@ -946,16 +952,16 @@ static int on_signal_message(sd_bus_message *m, void *userdata, sd_bus_error *re
 
         if (!member)
                 return 0;
-        if (streq(member, "Simulated")) {
+        if (streq(member, VMP_BUS_SIGNAL_SIMULATED)) {
                 note_simulated(m);
                 return 0;
         }
-        if (streq(member, "Killed")) {
+        if (streq(member, VMP_BUS_SIGNAL_KILLED)) {
                 if (print_killed(m) < 0)
                         fprintf(stderr, "vmpressurectl: malformed Killed signal, ignoring.\n");
                 return 0;
         }
-        if (streq(member, "Action")) {
+        if (streq(member, VMP_BUS_SIGNAL_ACTION)) {
                 if (print_action(m) < 0)
                         fprintf(stderr, "vmpressurectl: malformed Action signal, ignoring.\n");
                 return 0;
@@ -963,7 +969,8 @@ static int on_signal_message(sd_bus_message *m, void *userdata, sd_bus_error *re
         l = signal_level(member);
         if (l < 0)
                 return 0;
-        r = l == LEVEL_NONE ? sd_bus_message_read(m, "s", &scope) : sd_bus_message_read(m, "su", &scope, &index);
+        r = l == LEVEL_NONE ? sd_bus_message_read(m, VMP_BUS_NORMAL_SIG, &scope)
+                            : sd_bus_message_read(m, VMP_BUS_LEVEL_SIG, &scope, &index);
         if (r < 0)
                 return 0;
         simulated = take_simulated(scope, l);
@@ -993,8 +1000,8 @@ static int on_disconnect(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 static int on_name_owner(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         const char *name, *old, *new;
 
-        if (sd_bus_message_read(m, "sss", &name, &old, &new) >= 0 && streq(name, BUS_NAME))
-                fprintf(stderr, "vmpressurectl: %s %s.\n", BUS_NAME, new[0] ? "is back" : "left the bus");
+        if (sd_bus_message_read(m, "sss", &name, &old, &new) >= 0 && streq(name, VMP_BUS_NAME))
+                fprintf(stderr, "vmpressurectl: %s %s.\n", VMP_BUS_NAME, new[0] ? "is back" : "left the bus");
         return 0;
 }
 
@@ -1002,8 +1009,8 @@ static int monitor_setup(sd_bus *bus, sd_event *ev) {
         char match[256];
         int r;
 
-        (void) snprintf(match, sizeof(match), "type='signal',sender='%s',path='%s',interface='%s'", BUS_NAME,
-                        BUS_PATH, BUS_INTERFACE);
+        (void) snprintf(match, sizeof(match), "type='signal',sender='%s',path='%s',interface='%s'", VMP_BUS_NAME,
+                        VMP_BUS_PATH, VMP_BUS_INTERFACE);
         r = sd_bus_add_match(bus, NULL, match, on_signal_message, NULL);
         if (r < 0)
                 return r;
@@ -1090,7 +1097,6 @@ static int check_file(const char *path) {
         _cleanup_(closep) int fd = -EBADF;
         struct stat st;
         bool is_null;
-        size_t len = 0;
         ssize_t n;
         int r;
 
@@ -1115,16 +1121,12 @@ static int check_file(const char *path) {
                 return 1;
         }
         /* One byte more than the parser accepts, so that it sees "too large". */
-        while (len < POLICY_FILE_MAX + 1 && (n = read(fd, text + len, POLICY_FILE_MAX + 1 - len)) != 0) {
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        fprintf(stderr, "%s: cannot read: %s\n", path, strerror(errno));
-                        return 1;
-                }
-                len += (size_t) n;
+        n = pread_full(fd, text, POLICY_FILE_MAX + 1);
+        if (n < 0) {
+                fprintf(stderr, "%s: cannot read: %s\n", path, strerror((int) -n));
+                return 1;
         }
-        r = policy_parse(path, basename(copy), text, len, p, diag);
+        r = policy_parse(path, basename(copy), text, (size_t) n, p, diag);
         for (size_t i = 0; i < diag->n; i++)
                 fprintf(stderr, "%s\n", diag->msg[i]);
         if (diag->n_dropped > 0)

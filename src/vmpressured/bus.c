@@ -25,13 +25,20 @@ struct Bus {
         Level lmm_last_level;           /* the last level it said; kept across Normal */
         uint64_t signal_drops;
         unsigned n_subscribe_pending;   /* Subscribe() calls waiting for the caller's uid */
-        sd_event_source *actions_defer; /* sends Action for what was recorded since */
+        bool actions_hooked;            /* on_actions is the manager's actions hook */
         uint64_t actions_sent;          /* recent actions' total already sent */
         Responder *responder;           /* policies; NULL in tests of the bus alone */
 };
 
-static const Scope *system_scope(const Bus *b) {
-        return b->manager->n_scopes > 0 ? b->manager->scopes[0] : NULL;
+/* The system scope's status; all zero (level NONE, source none) before
+ * the manager has one. */
+static void system_status(const Bus *b, ScopeStatus *ret) {
+        const Scope *s = manager_system_scope(b->manager);
+
+        if (s)
+                scope_status(s, ret);
+        else
+                *ret = (ScopeStatus) { .level = LEVEL_NONE, .source_type = _SOURCE_TYPE_INVALID };
 }
 
 uint8_t bus_lmm_level(Level l) {
@@ -51,27 +58,34 @@ uint8_t bus_lmm_level(Level l) {
 
 static int property_get_level(sd_bus *bus, const char *path, const char *interface, const char *property,
                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        const Scope *s = system_scope(userdata);
-        return sd_bus_message_append(reply, "s", level_to_string(s ? s->engine.current : LEVEL_NONE));
+        ScopeStatus st;
+
+        system_status(userdata, &st);
+        return sd_bus_message_append(reply, "s", level_to_string(st.level));
 }
 
 static int property_get_index(sd_bus *bus, const char *path, const char *interface, const char *property,
                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        const Scope *s = system_scope(userdata);
-        return sd_bus_message_append(reply, "u", s ? s->engine.index : 0u);
+        ScopeStatus st;
+
+        system_status(userdata, &st);
+        return sd_bus_message_append(reply, "u", st.index);
 }
 
 static int property_get_source(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        const Scope *s = system_scope(userdata);
-        const char *name = s && s->source_type >= 0 ? source_type_to_string(s->source_type) : NULL;
-        return sd_bus_message_append(reply, "s", name ?: "none");
+        ScopeStatus st;
+
+        system_status(userdata, &st);
+        return sd_bus_message_append(reply, "s", st.source ?: "none");
 }
 
 static int property_get_last_change(sd_bus *bus, const char *path, const char *interface, const char *property,
                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        const Scope *s = system_scope(userdata);
-        return sd_bus_message_append(reply, "t", (uint64_t) (s ? s->last_change_usec : 0));
+        ScopeStatus st;
+
+        system_status(userdata, &st);
+        return sd_bus_message_append(reply, "t", (uint64_t) st.last_change_usec);
 }
 
 static Level count_property_level(const char *property) {
@@ -86,14 +100,16 @@ static Level count_property_level(const char *property) {
 
 static int property_get_count(sd_bus *bus, const char *path, const char *interface, const char *property,
                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        const Scope *s = system_scope(userdata);
-        return sd_bus_message_append(reply, "t", s ? s->announced[count_property_level(property)] : (uint64_t) 0);
+        ScopeStatus st;
+
+        system_status(userdata, &st);
+        return sd_bus_message_append(reply, "t", st.announced[count_property_level(property)]);
 }
 
 static int property_get_policies(sd_bus *bus, const char *path, const char *interface, const char *property,
                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
-        const PolicySet *set = b->responder ? b->responder->policies : NULL;
+        const PolicySet *set = b->responder ? responder_policies(b->responder) : NULL;
         int r;
 
         /* Unit names (or templates) that have a policy in force. */
@@ -109,7 +125,7 @@ static int property_get_policies(sd_bus *bus, const char *path, const char *inte
 static int property_get_dry_run(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
-        return sd_bus_message_append(reply, "b", (int) b->manager->config.dry_run);
+        return sd_bus_message_append(reply, "b", (int) manager_config(b->manager)->dry_run);
 }
 
 static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -134,19 +150,18 @@ static int property_get_drops(sd_bus *bus, const char *path, const char *interfa
  * announcements), for vmpressurectl status and metrics. */
 static int property_get_scopes(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Bus *b = userdata;
-        Manager *m = b->manager;
+        const Manager *m = ((Bus *) userdata)->manager;
         int r;
 
-        r = sd_bus_message_open_container(reply, 'a', "(sssstttt)");
-        for (size_t i = 0; r >= 0 && i < m->n_scopes; i++) {
-                const Scope *s = m->scopes[i];
-                const char *src = s->source_type >= 0 ? source_type_to_string(s->source_type) : NULL;
+        r = sd_bus_message_open_container(reply, 'a', VMP_BUS_SCOPE_STRUCT);
+        for (size_t i = 0; r >= 0 && i < manager_n_scopes(m); i++) {
+                ScopeStatus s;
 
-                r = sd_bus_message_append(reply, "(sssstttt)", s->name, s->cgroup,
-                                          s->gone ? "gone" : level_to_string(s->engine.current), src ?: "none",
-                                          s->announced[LEVEL_NONE], s->announced[LEVEL_LOW],
-                                          s->announced[LEVEL_MEDIUM], s->announced[LEVEL_OOM]);
+                scope_status(manager_scope(m, i), &s);
+                r = sd_bus_message_append(reply, VMP_BUS_SCOPE_STRUCT, s.name, s.cgroup,
+                                          s.gone ? "gone" : level_to_string(s.level), s.source ?: "none",
+                                          s.announced[LEVEL_NONE], s.announced[LEVEL_LOW],
+                                          s.announced[LEVEL_MEDIUM], s.announced[LEVEL_OOM]);
         }
         if (r < 0)
                 return r;
@@ -165,10 +180,12 @@ static int property_get_unwatched(sd_bus *bus, const char *path, const char *int
         const Manager *m = ((Bus *) userdata)->manager;
         int r;
 
-        r = sd_bus_message_open_container(reply, 'a', "(ss)");
-        for (size_t i = 0; r >= 0 && i < m->n_unwatched; i++)
-                r = sd_bus_message_append(reply, "(ss)", m->unwatched[i].cgroup,
-                                          unwatched_reason_to_string(m->unwatched[i].reason));
+        r = sd_bus_message_open_container(reply, 'a', VMP_BUS_UNWATCHED_STRUCT);
+        for (size_t i = 0; r >= 0 && i < manager_n_unwatched(m); i++) {
+                const Unwatched *u = manager_unwatched(m, i);
+                r = sd_bus_message_append(reply, VMP_BUS_UNWATCHED_STRUCT, u->cgroup,
+                                          unwatched_reason_to_string(u->reason));
+        }
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
@@ -177,13 +194,13 @@ static int property_get_unwatched(sd_bus *bus, const char *path, const char *int
 static int property_get_actions(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
-        uint64_t v = 0;
+        ResponderCounters c = {};
 
         if (b->responder)
-                v = streq(property, "Kills") ? b->responder->n_kills :
-                    streq(property, "SignalsSuppressed") ? b->responder->signal_limit.suppressed :
-                    b->responder->n_signals;
-        return sd_bus_message_append(reply, "t", v);
+                responder_counters(b->responder, &c);
+        return sd_bus_message_append(reply, "t", streq(property, "Kills") ? c.n_kills :
+                                                 streq(property, "SignalsSuppressed") ? c.n_signals_suppressed :
+                                                 c.n_signals);
 }
 
 static int property_get_simulations(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -191,21 +208,28 @@ static int property_get_simulations(sd_bus *bus, const char *path, const char *i
         Bus *b = userdata;
         uint64_t v = 0;
 
-        for (size_t i = 0; i < b->manager->n_scopes; i++)
-                v += b->manager->scopes[i]->simulated_count;
+        for (size_t i = 0; i < manager_n_scopes(b->manager); i++) {
+                ScopeStatus s;
+
+                scope_status(manager_scope(b->manager, i), &s);
+                v += s.simulated_count;
+        }
         return sd_bus_message_append(reply, "t", v);
 }
 
 /* The scope's level comes from Simulate(). False from the Normal that ends
  * the simulation on (that Normal's signal is still marked Simulated), so the
  * PropertiesChanged sent with it says false and nothing stays stale. */
-static bool scope_simulated_now(const Scope *s) {
-        return s && s->simulated && s->engine.current != LEVEL_NONE;
+static bool simulated_now(const ScopeStatus *s) {
+        return s->simulated && s->level != LEVEL_NONE;
 }
 
 static int property_get_simulated(sd_bus *bus, const char *path, const char *interface, const char *property,
                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        return sd_bus_message_append(reply, "b", (int) scope_simulated_now(system_scope(userdata)));
+        ScopeStatus st;
+
+        system_status(userdata, &st);
+        return sd_bus_message_append(reply, "b", (int) simulated_now(&st));
 }
 
 /* Every scope: (name, in a simulation now, its simulated announcements at
@@ -213,15 +237,18 @@ static int property_get_simulated(sd_bus *bus, const char *path, const char *int
 static int property_get_scope_simulations(sd_bus *bus, const char *path, const char *interface,
                                           const char *property, sd_bus_message *reply, void *userdata,
                                           sd_bus_error *error) {
-        Manager *m = ((Bus *) userdata)->manager;
+        const Manager *m = ((Bus *) userdata)->manager;
         int r;
 
-        r = sd_bus_message_open_container(reply, 'a', "(sbtttt)");
-        for (size_t i = 0; r >= 0 && i < m->n_scopes; i++) {
-                const Scope *s = m->scopes[i];
-                r = sd_bus_message_append(reply, "(sbtttt)", s->name, (int) scope_simulated_now(s),
-                                          s->simulated_announced[LEVEL_NONE], s->simulated_announced[LEVEL_LOW],
-                                          s->simulated_announced[LEVEL_MEDIUM], s->simulated_announced[LEVEL_OOM]);
+        r = sd_bus_message_open_container(reply, 'a', VMP_BUS_SCOPE_SIMULATION_STRUCT);
+        for (size_t i = 0; r >= 0 && i < manager_n_scopes(m); i++) {
+                ScopeStatus s;
+
+                scope_status(manager_scope(m, i), &s);
+                r = sd_bus_message_append(reply, VMP_BUS_SCOPE_SIMULATION_STRUCT, s.name,
+                                          (int) simulated_now(&s), s.simulated_announced[LEVEL_NONE],
+                                          s.simulated_announced[LEVEL_LOW], s.simulated_announced[LEVEL_MEDIUM],
+                                          s.simulated_announced[LEVEL_OOM]);
         }
         if (r < 0)
                 return r;
@@ -231,18 +258,19 @@ static int property_get_scope_simulations(sd_bus *bus, const char *path, const c
 static int append_histogram(sd_bus_message *reply, LatencyStage stage, bool simulated, const LatencyHistogram *h) {
         int r;
 
-        r = sd_bus_message_open_container(reply, 'r', "sba(tt)tt");
+        r = sd_bus_message_open_container(reply, 'r', VMP_BUS_LATENCY_SIG);
         if (r >= 0)
-                r = sd_bus_message_append(reply, "sb", latency_stage_to_string(stage), (int) simulated);
+                r = sd_bus_message_append(reply, VMP_BUS_LATENCY_HEAD_SIG, latency_stage_to_string(stage),
+                                          (int) simulated);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(tt)");
+                r = sd_bus_message_open_container(reply, 'a', VMP_BUS_LATENCY_BUCKET_STRUCT);
         for (size_t i = 0; r >= 0 && i < LATENCY_BUCKETS; i++)
-                r = sd_bus_message_append(reply, "(tt)", (uint64_t) latency_bucket_bound(i),
+                r = sd_bus_message_append(reply, VMP_BUS_LATENCY_BUCKET_STRUCT, (uint64_t) latency_bucket_bound(i),
                                           latency_histogram_cumulative(h, i));
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
-                r = sd_bus_message_append(reply, "tt", h->count, h->sum_usec);
+                r = sd_bus_message_append(reply, VMP_BUS_LATENCY_TAIL_SIG, h->count, h->sum_usec);
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
@@ -252,10 +280,10 @@ static int append_histogram(sd_bus_message *reply, LatencyStage stage, bool simu
  * stage and kind; the last bucket's le is UINT64_MAX, +Inf. */
 static int property_get_latencies(sd_bus *bus, const char *path, const char *interface, const char *property,
                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        const LatencyStats *st = &((Bus *) userdata)->manager->latency;
+        const LatencyStats *st = manager_latency(((Bus *) userdata)->manager);
         int r;
 
-        r = sd_bus_message_open_container(reply, 'a', "(sba(tt)tt)");
+        r = sd_bus_message_open_container(reply, 'a', VMP_BUS_LATENCY_STRUCT);
         for (LatencyStage stage = 0; r >= 0 && stage < _LATENCY_STAGE_MAX; stage++)
                 for (int sim = 0; r >= 0 && sim < 2; sim++)
                         r = append_histogram(reply, stage, sim, &st->h[stage][sim]);
@@ -270,7 +298,7 @@ static int property_get_latencies(sd_bus *bus, const char *path, const char *int
 static int append_action(sd_bus_message *m, const RecentAction *a) {
         const char *result = a->result >= 0 ? "ok" : strerrorname_np(-a->result);
 
-        return sd_bus_message_append(m, "tssssusbt", (uint64_t) a->realtime_usec, a->unit,
+        return sd_bus_message_append(m, VMP_BUS_ACTION_SIG, (uint64_t) a->realtime_usec, a->unit,
                                      level_to_string(a->level) ?: "none",
                                      recent_action_kind_to_string(a->kind) ?: "unknown",
                                      signal_to_string(a->signo) ?: "unknown", (uint32_t) a->pid, result ?: "error",
@@ -282,12 +310,12 @@ static int append_action(sd_bus_message *m, const RecentAction *a) {
 static int property_get_recent_actions(sd_bus *bus, const char *path, const char *interface,
                                        const char *property, sd_bus_message *reply, void *userdata,
                                        sd_bus_error *error) {
-        const RecentActions *ra = &((Bus *) userdata)->manager->recent_actions;
+        const RecentActions *ra = manager_recent_actions(((Bus *) userdata)->manager);
         int r;
 
-        r = sd_bus_message_open_container(reply, 'a', "(tssssusbt)");
+        r = sd_bus_message_open_container(reply, 'a', VMP_BUS_ACTION_STRUCT);
         for (size_t i = 0; r >= 0 && i < recent_actions_size(ra); i++) {
-                r = sd_bus_message_open_container(reply, 'r', "tssssusbt");
+                r = sd_bus_message_open_container(reply, 'r', VMP_BUS_ACTION_SIG);
                 if (r >= 0)
                         r = append_action(reply, recent_actions_get(ra, i));
                 if (r >= 0)
@@ -305,19 +333,19 @@ static int method_list_policies(sd_bus_message *msg, void *userdata, sd_bus_erro
         int r;
 
         Bus *b = userdata;
-        const PolicySet *set = b->responder ? b->responder->policies : NULL;
+        const PolicySet *set = b->responder ? responder_policies(b->responder) : NULL;
 
         /* (unit, policy file, scope "system"|"unit"), masked and broken files included
          * with the scope "masked" / "broken", so an administrator sees what is ignored. */
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(reply, 'a', "(sss)");
+        r = sd_bus_message_open_container(reply, 'a', VMP_BUS_POLICY_STRUCT);
         if (r < 0)
                 return r;
         for (size_t i = 0; set && i < set->n; i++) {
                 const Policy *p = &set->policies[i];
-                r = sd_bus_message_append(reply, "(sss)", p->unit, p->path,
+                r = sd_bus_message_append(reply, VMP_BUS_POLICY_STRUCT, p->unit, p->path,
                                           p->state == POLICY_LOADED ? policy_scope_to_string(p->scope)
                                                                     : policy_state_to_string(p->state));
                 if (r < 0)
@@ -351,7 +379,7 @@ static int check_sender_is_root(sd_bus_message *msg, sd_bus_error *error) {
 
 static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
-        bool dry_run = b->manager->config.dry_run;
+        bool dry_run = manager_config(b->manager)->dry_run;
         int r;
 
         r = check_sender_is_root(msg, error);
@@ -365,11 +393,11 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return sd_bus_error_set(error, SD_BUS_ERROR_NOT_SUPPORTED,
                                         "This daemon has no configuration file to reload from.");
         if (r < 0)
-                return sd_bus_error_setf(error, "org.freedesktop.vmpressure1.Error.InvalidConfig",
+                return sd_bus_error_setf(error, VMP_BUS_ERROR_INVALID_CONFIG,
                                          "Reloading the configuration failed (%s); the previous one stays "
                                          "in effect, see the daemon's log for file:line.", strerror(-r));
-        if (dry_run != b->manager->config.dry_run && b->bus)
-                (void) sd_bus_emit_properties_changed(b->bus, BUS_PATH, BUS_INTERFACE, "DryRun", NULL);
+        if (dry_run != manager_config(b->manager)->dry_run && b->bus)
+                (void) sd_bus_emit_properties_changed(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, "DryRun", NULL);
 
         if (b->responder) {
                 _cleanup_(freep) Diagnostics *diag = calloc(1, sizeof(Diagnostics));
@@ -384,12 +412,13 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                         for (size_t i = 0; i < diag->n && n < sizeof(text) - 1; i++)
                                 n += (size_t) snprintf(text + n, sizeof(text) - n, "%s%s", i ? "\n" : "",
                                                        diag->msg[i]);
-                        return sd_bus_error_setf(error, "org.freedesktop.vmpressure1.Error.InvalidPolicy",
+                        return sd_bus_error_setf(error, VMP_BUS_ERROR_INVALID_POLICY,
                                                  "Policy reload failed, the previous policies stay:\n%s",
                                                  n ? text : strerror(-r));
                 }
                 if (b->bus)
-                        (void) sd_bus_emit_properties_changed(b->bus, BUS_PATH, BUS_INTERFACE, "Policies", NULL);
+                        (void) sd_bus_emit_properties_changed(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE,
+                                                              VMP_BUS_PROPERTY_POLICIES, NULL);
         }
         return sd_bus_reply_method_return(msg, NULL);
 }
@@ -398,12 +427,12 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
  * application authors can test their reaction without real pressure. */
 static int method_simulate(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
-        const char *level_name, *scope_name;
+        const char *level_name, *scope_arg;
         Level level;
         Scope *s;
         int r;
 
-        r = sd_bus_message_read(msg, "ss", &level_name, &scope_name);
+        r = sd_bus_message_read(msg, "ss", &level_name, &scope_arg);
         if (r < 0)
                 return r;
         r = check_sender_is_root(msg, error);
@@ -414,14 +443,14 @@ static int method_simulate(sd_bus_message *msg, void *userdata, sd_bus_error *er
         if (level <= LEVEL_NONE)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Invalid level '%s': it must be low, medium or oom.", level_name);
-        s = manager_find_scope(b->manager, scope_name[0] ? scope_name : SCOPE_SYSTEM);
+        s = manager_find_scope(b->manager, scope_arg[0] ? scope_arg : SCOPE_SYSTEM);
         if (!s)
-                return sd_bus_error_setf(error, "org.freedesktop.vmpressure1.Error.NoSuchScope",
-                                         "No watched scope '%s' (see the Scopes property).", scope_name);
+                return sd_bus_error_setf(error, VMP_BUS_ERROR_NO_SUCH_SCOPE,
+                                         "No watched scope '%s' (see the Scopes property).", scope_arg);
         r = manager_simulate(b->manager, s, level);
         if (r == -ESTALE)
-                return sd_bus_error_setf(error, "org.freedesktop.vmpressure1.Error.NoSuchScope",
-                                         "The cgroup of scope '%s' is gone.", s->name);
+                return sd_bus_error_setf(error, VMP_BUS_ERROR_NO_SUCH_SCOPE,
+                                         "The cgroup of scope '%s' is gone.", scope_name(s));
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot simulate: %m");
         return sd_bus_reply_method_return(msg, NULL);
@@ -484,15 +513,16 @@ static int subscribe_error(Bus *b, int r, uint32_t threshold, uid_t uid, sd_bus_
 static int subscribe_reply(Bus *b, sd_bus_message *call, uint32_t threshold, uid_t uid) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(closep) int fd = -EBADF;
-        const Scope *s = system_scope(b);
-        const Config *c = &b->manager->config;
+        const Config *c = manager_config(b->manager);
+        ScopeStatus st;
         struct rlimit rl;
         int r;
 
         subscriber_set_set_limits(b->subscribers, c->max_subscribers, c->max_subscribers_per_user);
         b->subscribers->fd_limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ?
                                    (size_t) rl.rlim_cur : 0;
-        r = subscriber_set_subscribe(b->subscribers, threshold, uid, s ? s->engine.current : LEVEL_NONE, &fd);
+        system_status(b, &st);
+        r = subscriber_set_subscribe(b->subscribers, threshold, uid, st.level, &fd);
         if (r < 0) {
                 if (r == -EMFILE)
                         log_warning("Subscribe() of uid %u refused: only %u descriptors would be left under "
@@ -541,8 +571,8 @@ static int method_subscribe(sd_bus_message *msg, void *userdata, sd_bus_error *e
         /* What needs no user is refused before asking the bus. */
         if (level_from_vmpressure(threshold, &t) < 0)
                 return subscribe_error(b, -EINVAL, threshold, 0, error);
-        subscriber_set_set_limits(b->subscribers, b->manager->config.max_subscribers,
-                                  b->manager->config.max_subscribers_per_user);
+        subscriber_set_set_limits(b->subscribers, manager_config(b->manager)->max_subscribers,
+                                  manager_config(b->manager)->max_subscribers_per_user);
         if (subscriber_set_size(b->subscribers) >= b->subscribers->max)
                 return subscribe_error(b, -EUSERS, threshold, 0, error);
         /* Replies carry a descriptor each: a dbus-daemon that does not read
@@ -582,48 +612,53 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("LowCount", "t", property_get_count, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("MediumCount", "t", property_get_count, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("OOMCount", "t", property_get_count, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("Policies", "as", property_get_policies, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY(VMP_BUS_PROPERTY_POLICIES, "as", property_get_policies, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("DryRun", "b", property_get_dry_run, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         /* Counters that move with every client: read them, no PropertiesChanged. */
         SD_BUS_PROPERTY("Subscribers", "u", property_get_subscribers, 0, 0),
         SD_BUS_PROPERTY("SubscriberDrops", "t", property_get_drops, 0, 0),
         SD_BUS_PROPERTY("SignalDrops", "t", property_get_drops, 0, 0),
-        SD_BUS_PROPERTY("Scopes", "a(sssstttt)", property_get_scopes, 0, 0),
+        SD_BUS_PROPERTY(VMP_BUS_PROPERTY_SCOPES, "a" VMP_BUS_SCOPE_STRUCT, property_get_scopes, 0, 0),
         SD_BUS_PROPERTY("Kills", "t", property_get_actions, 0, 0),
         SD_BUS_PROPERTY("Signals", "t", property_get_actions, 0, 0),
         SD_BUS_PROPERTY("SignalsSuppressed", "t", property_get_actions, 0, 0),
         SD_BUS_PROPERTY("Simulations", "t", property_get_simulations, 0, 0),
         SD_BUS_PROPERTY("Simulated", "b", property_get_simulated, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("ScopeSimulations", "a(sbtttt)", property_get_scope_simulations, 0, 0),
-        SD_BUS_PROPERTY("Latencies", "a(sba(tt)tt)", property_get_latencies, 0, 0),
-        SD_BUS_PROPERTY("RecentActions", "a(tssssusbt)", property_get_recent_actions, 0, 0),
+        SD_BUS_PROPERTY(VMP_BUS_PROPERTY_SCOPE_SIMULATIONS, "a" VMP_BUS_SCOPE_SIMULATION_STRUCT,
+                        property_get_scope_simulations, 0, 0),
+        SD_BUS_PROPERTY(VMP_BUS_PROPERTY_LATENCIES, "a" VMP_BUS_LATENCY_STRUCT, property_get_latencies, 0, 0),
+        SD_BUS_PROPERTY(VMP_BUS_PROPERTY_RECENT_ACTIONS, "a" VMP_BUS_ACTION_STRUCT, property_get_recent_actions,
+                        0, 0),
         SD_BUS_PROPERTY("LogLinesDropped", "t", property_get_log_dropped, 0, 0),
-        SD_BUS_PROPERTY("UnwatchedCgroups", "a(ss)", property_get_unwatched, 0, 0),
+        SD_BUS_PROPERTY(VMP_BUS_PROPERTY_UNWATCHED, "a" VMP_BUS_UNWATCHED_STRUCT, property_get_unwatched, 0, 0),
 
-        SD_BUS_METHOD_WITH_ARGS("ListPolicies", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sss)", policies),
+        SD_BUS_METHOD_WITH_ARGS(VMP_BUS_METHOD_LIST_POLICIES, SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("a" VMP_BUS_POLICY_STRUCT, policies),
                                 method_list_policies, SD_BUS_VTABLE_UNPRIVILEGED),
         /* UNPRIVILEGED only switches off sd-bus's own CAP_SYS_ADMIN check:
          * the bus policy and check_sender_is_root() guard it. */
-        SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
+        SD_BUS_METHOD_WITH_ARGS(VMP_BUS_METHOD_RELOAD, SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
                                 method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Subscribe", SD_BUS_ARGS("u", threshold), SD_BUS_RESULT("h", fd),
+        SD_BUS_METHOD_WITH_ARGS(VMP_BUS_METHOD_SUBSCRIBE, SD_BUS_ARGS("u", threshold), SD_BUS_RESULT("h", fd),
                                 method_subscribe, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Simulate", SD_BUS_ARGS("s", level, "s", scope), SD_BUS_NO_RESULT,
+        SD_BUS_METHOD_WITH_ARGS(VMP_BUS_METHOD_SIMULATE, SD_BUS_ARGS("s", level, "s", scope), SD_BUS_NO_RESULT,
                                 method_simulate, SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_SIGNAL_WITH_ARGS("Low", SD_BUS_ARGS("s", scope, "u", index), 0),
         SD_BUS_SIGNAL_WITH_ARGS("Medium", SD_BUS_ARGS("s", scope, "u", index), 0),
         SD_BUS_SIGNAL_WITH_ARGS("OOM", SD_BUS_ARGS("s", scope, "u", index), 0),
-        SD_BUS_SIGNAL_WITH_ARGS("Normal", SD_BUS_ARGS("s", scope), 0),
+        SD_BUS_SIGNAL_WITH_ARGS(VMP_BUS_SIGNAL_NORMAL, SD_BUS_ARGS("s", scope), 0),
         /* Right before a Low, Medium, OOM or Normal signal of a simulated announcement. */
-        SD_BUS_SIGNAL_WITH_ARGS("Simulated", SD_BUS_ARGS("s", scope, "s", level), 0),
+        SD_BUS_SIGNAL_WITH_ARGS(VMP_BUS_SIGNAL_SIMULATED, SD_BUS_ARGS("s", scope, "s", level), 0),
         /* After every action of a policy (signal, kill, or a dry run's would-*):
          * the fields of a RecentActions entry. */
-        SD_BUS_SIGNAL_WITH_ARGS("Action", SD_BUS_ARGS("t", realtime_usec, "s", unit, "s", level, "s", action,
-                                                      "s", signal, "u", pid, "s", result, "b", simulated,
-                                                      "t", latency_usec), 0),
-        SD_BUS_SIGNAL_WITH_ARGS("Killed", SD_BUS_ARGS("s", unit, "u", pid, "s", comm, "t", rss_bytes,
+        SD_BUS_SIGNAL_WITH_ARGS(VMP_BUS_SIGNAL_ACTION,
+                                SD_BUS_ARGS("t", realtime_usec, "s", unit, "s", level, "s", action,
+                                            "s", signal, "u", pid, "s", result, "b", simulated,
+                                            "t", latency_usec), 0),
+        SD_BUS_SIGNAL_WITH_ARGS(VMP_BUS_SIGNAL_KILLED, SD_BUS_ARGS("s", unit, "u", pid, "s", comm, "t", rss_bytes,
                                                       "s", reason), 0),
         SD_BUS_VTABLE_END
 };
@@ -637,7 +672,7 @@ static const sd_bus_vtable lmm_vtable[] = {
 /* ---- level events → signals ------------------------------------------------ */
 
 static const char *const level_signal[_LEVEL_MAX] = {
-        [LEVEL_NONE] = "Normal",
+        [LEVEL_NONE] = VMP_BUS_SIGNAL_NORMAL,
         [LEVEL_LOW] = "Low",
         [LEVEL_MEDIUM] = "Medium",
         [LEVEL_OOM] = "OOM",
@@ -688,17 +723,18 @@ static void emit_level(Bus *b, const Scope *s, const LevelEvent *ev) {
         /* The level signals keep their signature (the contract); a simulated
          * one is announced by this signal just before it, in order on the
          * same connection. */
-        if (s->simulated) {
-                r = sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "Simulated", "ss", s->name,
-                                       level_to_string(ev->level));
+        if (scope_simulated(s)) {
+                r = sd_bus_emit_signal(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_SIGNAL_SIMULATED,
+                                       VMP_BUS_SIMULATED_SIG, scope_name(s), level_to_string(ev->level));
                 if (r < 0)
                         log_debug_errno(r, "Cannot send the Simulated signal, ignoring: %m");
         }
         if (ev->level == LEVEL_NONE)
-                r = sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "Normal", "s", s->name);
+                r = sd_bus_emit_signal(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_SIGNAL_NORMAL,
+                                       VMP_BUS_NORMAL_SIG, scope_name(s));
         else
-                r = sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, level_signal[ev->level], "su",
-                                       s->name, (uint32_t) ev->index);
+                r = sd_bus_emit_signal(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, level_signal[ev->level],
+                                       VMP_BUS_LEVEL_SIG, scope_name(s), (uint32_t) ev->index);
         if (r < 0)
                 log_debug_errno(r, "Cannot send the %s signal, ignoring: %m", level_signal[ev->level]);
 }
@@ -709,12 +745,12 @@ static void emit_system_extras(Bus *b, const LevelEvent *ev) {
         int r;
 
         if (bus_has_room(b)) {
-                r = sd_bus_emit_properties_changed_strv(b->bus, BUS_PATH, BUS_INTERFACE, changed);
+                r = sd_bus_emit_properties_changed_strv(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, changed);
                 if (r < 0)
                         log_debug_errno(r, "Cannot send PropertiesChanged, ignoring: %m");
         }
         if (lmm_wanted(b, ev) && bus_has_room(b)) {
-                r = sd_bus_emit_signal(b->bus, BUS_LMM_PATH, BUS_LMM_INTERFACE, "LowMemoryWarning", "y",
+                r = sd_bus_emit_signal(b->bus, VMP_BUS_LMM_PATH, VMP_BUS_LMM_INTERFACE, "LowMemoryWarning", "y",
                                        bus_lmm_level(ev->level));
                 if (r < 0)
                         log_debug_errno(r, "Cannot send LowMemoryWarning, ignoring: %m");
@@ -728,7 +764,7 @@ static void emit_system_extras(Bus *b, const LevelEvent *ev) {
  * the bus. */
 static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *userdata) {
         Bus *b = userdata;
-        bool is_system = s == system_scope(b);
+        bool is_system = scope_is_system(s);
 
         if (is_system)
                 (void) subscriber_set_deliver(b->subscribers, ev->level);
@@ -741,8 +777,8 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
          * to Normal comes from a timer, not from the kernel: not measured. */
         if (ev->level != LEVEL_NONE) {
                 usec_t now = source_now_usec();
-                latency_record(&m->latency, LATENCY_ANNOUNCE, s->simulated,
-                               now > ev->timestamp_usec ? now - ev->timestamp_usec : 0);
+                manager_record_latency(m, LATENCY_ANNOUNCE, scope_simulated(s),
+                                       now > ev->timestamp_usec ? now - ev->timestamp_usec : 0);
         }
 }
 
@@ -750,9 +786,9 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
  * from a defer source after the dispatch that acted, so nothing here
  * delays a kill. Entries the ring no longer holds (more than
  * RECENT_ACTIONS_MAX in one dispatch) are counted as dropped signals. */
-static int on_actions(sd_event_source *source, void *userdata) {
+static void on_actions(Manager *manager, void *userdata) {
         Bus *b = userdata;
-        const RecentActions *ra = &b->manager->recent_actions;
+        const RecentActions *ra = manager_recent_actions(manager);
         uint64_t first = ra->total - recent_actions_size(ra);   /* the sequence number of entry 0 */
 
         if (b->actions_sent < first) {
@@ -765,7 +801,7 @@ static int on_actions(sd_event_source *source, void *userdata) {
 
                 if (!bus_has_room(b))
                         continue;
-                r = sd_bus_message_new_signal(b->bus, &m, BUS_PATH, BUS_INTERFACE, "Action");
+                r = sd_bus_message_new_signal(b->bus, &m, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_SIGNAL_ACTION);
                 if (r >= 0)
                         r = append_action(m, recent_actions_get(ra, b->actions_sent - first));
                 if (r >= 0)
@@ -773,7 +809,6 @@ static int on_actions(sd_event_source *source, void *userdata) {
                 if (r < 0)
                         log_debug_errno(r, "Cannot send the Action signal, ignoring: %m");
         }
-        return 0;
 }
 
 sd_bus *bus_get_connection(Bus *b) {
@@ -786,8 +821,8 @@ int bus_emit_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint6
                 return -ENOTCONN;
         if (!bus_has_room(b))
                 return -ENOBUFS;
-        return sd_bus_emit_signal(b->bus, BUS_PATH, BUS_INTERFACE, "Killed", "susts", unit, (uint32_t) pid,
-                                  comm, rss_bytes, reason);
+        return sd_bus_emit_signal(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_SIGNAL_KILLED,
+                                  VMP_BUS_KILLED_SIG, unit, (uint32_t) pid, comm, rss_bytes, reason);
 }
 
 /* ---- connection, names, reconnection --------------------------------------- */
@@ -887,13 +922,13 @@ static int on_name_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
         Bus *b = userdata;
         uint32_t result;
 
-        if (name_reply(b, reply, BUS_NAME, &result) < 0)
+        if (name_reply(b, reply, VMP_BUS_NAME, &result) < 0)
                 return 0;
         if (result == 1 || result == 4) {
                 b->owns_name = true;
-                log_debug("Acquired %s.", BUS_NAME);
+                log_debug("Acquired %s.", VMP_BUS_NAME);
         } else
-                log_warning("%s is owned by another process; queued, taking it over when it leaves.", BUS_NAME);
+                log_warning("%s is owned by another process; queued, taking it over when it leaves.", VMP_BUS_NAME);
         return 0;
 }
 
@@ -901,18 +936,18 @@ static int on_lmm_name_reply(sd_bus_message *reply, void *userdata, sd_bus_error
         Bus *b = userdata;
         uint32_t result;
 
-        if (name_reply(b, reply, BUS_LMM_NAME, &result) < 0)
+        if (name_reply(b, reply, VMP_BUS_LMM_NAME, &result) < 0)
                 return 0;
         if (result == 1 || result == 4) {
                 b->owns_lmm = true;
-                log_info("Acquired %s: GLib's GMemoryMonitor gets LowMemoryWarning from us.", BUS_LMM_NAME);
+                log_info("Acquired %s: GLib's GMemoryMonitor gets LowMemoryWarning from us.", VMP_BUS_LMM_NAME);
         } else if (result == 2) {
                 b->lmm_queued = true;
                 log_warning("%s is owned by another service (low-memory-monitor?); LowMemoryMonitor=yes: "
-                            "queued, taking it over when it leaves.", BUS_LMM_NAME);
+                            "queued, taking it over when it leaves.", VMP_BUS_LMM_NAME);
         } else
                 log_info("%s is owned by another service (low-memory-monitor?); LowMemoryMonitor=auto: "
-                         "leaving it to that one.", BUS_LMM_NAME);
+                         "leaving it to that one.", VMP_BUS_LMM_NAME);
         return 0;
 }
 
@@ -969,14 +1004,14 @@ static int on_bus_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_
                 return 0;
         (void) sd_bus_message_rewind(msg, true);
 
-        if (streq(name, BUS_NAME))
+        if (streq(name, VMP_BUS_NAME))
                 b->owns_name = acquired;
-        else if (streq(name, BUS_LMM_NAME)) {
+        else if (streq(name, VMP_BUS_LMM_NAME)) {
                 /* The first acquisition is logged with RequestName's reply. */
                 if (acquired && !b->owns_lmm && b->lmm_queued)
-                        log_info("Acquired %s, which was queued.", BUS_LMM_NAME);
+                        log_info("Acquired %s, which was queued.", VMP_BUS_LMM_NAME);
                 else if (!acquired && b->owns_lmm)
-                        log_info("Lost %s.", BUS_LMM_NAME);
+                        log_info("Lost %s.", VMP_BUS_LMM_NAME);
                 b->owns_lmm = acquired;
         }
         return 0;
@@ -984,7 +1019,7 @@ static int on_bus_filter(sd_bus_message *msg, void *userdata, sd_bus_error *ret_
 
 static int bus_connect(Bus *b) {
         _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
-        LowMemoryMonitorMode lmm = b->manager->config.low_memory_monitor;
+        LowMemoryMonitorMode lmm = manager_config(b->manager)->low_memory_monitor;
         int r;
 
         /* Never a synchronous call from here on: a stuck dbus-daemon must not
@@ -1004,25 +1039,25 @@ static int bus_connect(Bus *b) {
         r = sd_bus_add_filter(bus, NULL, on_bus_filter, b);
         if (r < 0)
                 return r;
-        r = sd_bus_add_object_vtable(bus, NULL, BUS_PATH, BUS_INTERFACE, manager_vtable, b);
+        r = sd_bus_add_object_vtable(bus, NULL, VMP_BUS_PATH, VMP_BUS_INTERFACE, manager_vtable, b);
         if (r < 0)
                 return r;
-        r = sd_bus_request_name_async(bus, NULL, BUS_NAME, SD_BUS_NAME_QUEUE, on_name_reply, b);
+        r = sd_bus_request_name_async(bus, NULL, VMP_BUS_NAME, SD_BUS_NAME_QUEUE, on_name_reply, b);
         if (r < 0)
                 return r;
         if (lmm != LOW_MEMORY_MONITOR_NO) {
-                r = sd_bus_add_object_vtable(bus, NULL, BUS_LMM_PATH, BUS_LMM_INTERFACE, lmm_vtable, b);
+                r = sd_bus_add_object_vtable(bus, NULL, VMP_BUS_LMM_PATH, VMP_BUS_LMM_INTERFACE, lmm_vtable, b);
                 if (r < 0)
                         return r;
                 /* auto: no queueing and no replacing; whoever holds it keeps it. */
-                r = sd_bus_request_name_async(bus, NULL, BUS_LMM_NAME,
+                r = sd_bus_request_name_async(bus, NULL, VMP_BUS_LMM_NAME,
                                               lmm == LOW_MEMORY_MONITOR_YES ? SD_BUS_NAME_QUEUE : 0,
                                               on_lmm_name_reply, b);
                 if (r < 0)
                         return r;
         }
         /* Below the sources: under a storm of pressure events they go first. */
-        r = sd_bus_attach_event(bus, b->manager->event, SD_EVENT_PRIORITY_NORMAL + 10);
+        r = sd_bus_attach_event(bus, manager_event(b->manager), SD_EVENT_PRIORITY_NORMAL + 10);
         if (r < 0)
                 return r;
 
@@ -1033,7 +1068,7 @@ static int bus_connect(Bus *b) {
 
 int bus_new(Manager *m, Bus **ret) {
         _cleanup_(bus_freep) Bus *b = NULL;
-        size_t max = m->config.max_subscribers ?: SUBSCRIBERS_MAX_DEFAULT;
+        size_t max = manager_config(m)->max_subscribers ?: SUBSCRIBERS_MAX_DEFAULT;
         struct rlimit rl;
         int n, r;
 
@@ -1045,7 +1080,7 @@ int bus_new(Manager *m, Bus **ret) {
         r = subscriber_set_new(max, NULL, NULL, &b->subscribers);
         if (r < 0)
                 return r;
-        r = subscriber_set_attach_event(b->subscribers, m->event);
+        r = subscriber_set_attach_event(b->subscribers, manager_event(m));
         if (r < 0)
                 return r;
         /* main() raised RLIMIT_NOFILE for MaxSubscribers= and the reserve
@@ -1057,17 +1092,13 @@ int bus_new(Manager *m, Bus **ret) {
                             "subscribers fit beside the %u kept for the OOM path and the bus.",
                             (size_t) rl.rlim_cur, n, max, SUBSCRIBERS_FD_RESERVE);
 
-        r = sd_event_add_time_relative(m->event, &b->retry_timer, CLOCK_MONOTONIC, BUS_RETRY_USEC,
+        r = sd_event_add_time_relative(manager_event(m), &b->retry_timer, CLOCK_MONOTONIC, BUS_RETRY_USEC,
                                        100 * USEC_PER_MSEC, on_retry, b);
         if (r < 0)
                 return r;
         (void) sd_event_source_set_enabled(b->retry_timer, SD_EVENT_OFF);
 
-        r = sd_event_add_defer(m->event, &b->actions_defer, on_actions, b);
-        if (r < 0)
-                return r;
-        (void) sd_event_source_set_enabled(b->actions_defer, SD_EVENT_OFF);
-        b->actions_sent = m->recent_actions.total;
+        b->actions_sent = manager_recent_actions(m)->total;
 
         r = bus_connect(b);
         if (r == -ENOMEM)
@@ -1075,11 +1106,17 @@ int bus_new(Manager *m, Bus **ret) {
         if (r < 0)
                 bus_connect_failed(b, r);
 
-        /* Last: nothing above can fail any more and leave a dangling listener. */
-        r = manager_add_listener(m, on_level, b);
+        /* Last: nothing above can fail any more and leave a dangling
+         * listener (bus_free() takes the hook back). The phase puts the
+         * announcement after the responder's actions, whatever the order of
+         * registration. */
+        r = manager_set_actions_hook(m, on_actions, b);
         if (r < 0)
                 return r;
-        m->actions_defer = b->actions_defer;
+        b->actions_hooked = true;
+        r = manager_add_phase_listener(m, MANAGER_LISTENER_ANNOUNCE, on_level, b);
+        if (r < 0)
+                return r;
 
         *ret = TAKE_PTR(b);
         return 0;
@@ -1091,9 +1128,8 @@ Bus *bus_free(Bus *b) {
         /* No flush: a stuck dbus-daemon must not hold up the exit. */
         sd_bus_close_unref(b->bus);
         sd_event_source_disable_unref(b->retry_timer);
-        if (b->manager->actions_defer == b->actions_defer)
-                b->manager->actions_defer = NULL;
-        sd_event_source_disable_unref(b->actions_defer);
+        if (b->actions_hooked)
+                (void) manager_set_actions_hook(b->manager, NULL, NULL);
         subscriber_set_free(b->subscribers);
         free(b);
         return NULL;

@@ -19,13 +19,8 @@
 
 #include "manager.h"
 #include "subscribers.h"
+#include "vmpressure-bus.h"
 
-#define BUS_NAME            "org.freedesktop.vmpressure1"
-#define BUS_PATH            "/org/freedesktop/vmpressure1"
-#define BUS_INTERFACE       "org.freedesktop.vmpressure1.Manager"
-#define BUS_LMM_NAME        "org.freedesktop.LowMemoryMonitor"
-#define BUS_LMM_PATH        "/org/freedesktop/LowMemoryMonitor"
-#define BUS_LMM_INTERFACE   "org.freedesktop.LowMemoryMonitor"
 
 #define BUS_RETRY_USEC            (1 * USEC_PER_SEC)
 #define BUS_RETRY_FAST_ATTEMPTS   30

@@ -176,31 +176,9 @@ struct ConfParse {
         unsigned set_line[32];  /* per ConfKey: where this file set it, 0 = not yet */
 };
 
-static void conf_error(ConfParse *p, unsigned line, const char *fmt, ...) _printf_(3, 4);
-static void conf_error(ConfParse *p, unsigned line, const char *fmt, ...) {
-        char text[DIAG_LEN];
-        va_list ap;
+#define conf_error(p, line, ...) diag_error((p)->diag, &(p)->n_errors, (p)->filename, (line), __VA_ARGS__)
 
-        va_start(ap, fmt);
-        (void) vsnprintf(text, sizeof(text), fmt, ap);
-        va_end(ap);
-        diag_add(p->diag, p->filename, line, "%s", text);
-        p->n_errors++;
-}
-
-/* Bytes of v to quote, not cutting a UTF-8 sequence (ini.c hands us valid UTF-8). */
-static int quote_len(const char *v) {
-        size_t n = strlen(v);
-
-        if (n <= CONF_QUOTE_MAX)
-                return (int) n;
-        n = CONF_QUOTE_MAX;
-        while (n > 0 && ((unsigned char) v[n] & 0xc0) == 0x80)
-                n--;
-        return (int) n;
-}
-
-#define QUOTE(v) quote_len(v), (v), (strlen(v) > CONF_QUOTE_MAX ? "…" : "")
+#define QUOTE(v) DIAG_QUOTE(v, CONF_QUOTE_MAX)
 
 static int invalid_value(ConfParse *p, const ConfKey *k, const char *value, unsigned line,
                          const char *must) {

@@ -5,7 +5,7 @@
 
 #include "diag.h"
 #include "level.h"
-#include "source.h"
+#include "source-params.h"
 
 #define CONFIG_WATCH_MAX 32
 

@@ -20,18 +20,7 @@ typedef struct IniState {
         char section[INI_LINE_MAX + 1];
 } IniState;
 
-static void ini_error(IniState *st, unsigned line, const char *fmt, ...) _printf_(3, 4);
-static void ini_error(IniState *st, unsigned line, const char *fmt, ...) {
-        char text[DIAG_LEN];
-        va_list ap;
-
-        va_start(ap, fmt);
-        (void) vsnprintf(text, sizeof(text), fmt, ap);
-        va_end(ap);
-        diag_add(st->diag, st->filename, line, "%s", text);
-        if (st->n_errors < INT_MAX)
-                st->n_errors++;
-}
+#define ini_error(st, line, ...) diag_error((st)->diag, &(st)->n_errors, (st)->filename, (line), __VA_ARGS__)
 
 static bool is_blank(char c) {
         return c == ' ' || c == '\t';
@@ -93,20 +82,7 @@ static const char *ini_check_text(const char *p, size_t n) {
         return NULL;
 }
 
-/* How many bytes of s to quote: at most INI_QUOTE_MAX, never cutting a
- * UTF-8 sequence (s is valid UTF-8 here). */
-static int quote_len(const char *s) {
-        size_t n = strlen(s);
-
-        if (n <= INI_QUOTE_MAX)
-                return (int) n;
-        n = INI_QUOTE_MAX;
-        while (n > 0 && ((unsigned char) s[n] & 0xc0) == 0x80)
-                n--;
-        return (int) n;
-}
-
-#define QUOTE(s) quote_len(s), (s), (strlen(s) > INI_QUOTE_MAX ? "…" : "")
+#define QUOTE(v) DIAG_QUOTE(v, INI_QUOTE_MAX)
 
 static int ini_section(IniState *st, char *s, unsigned line) {
         char *close = strchr(s, ']');

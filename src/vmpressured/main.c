@@ -12,6 +12,7 @@
 #include "log.h"
 #include "manager.h"
 #include "memory.h"
+#include "read-file.h"
 #include "responder.h"
 #include "subscribers.h"
 
@@ -148,6 +149,7 @@ static int read_config_file(const char *path, char **ret, size_t *ret_len) {
         _cleanup_(freep) char *buf = NULL;
         size_t len = 0;
         struct stat st;
+        ssize_t n;
 
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
@@ -165,16 +167,12 @@ static int read_config_file(const char *path, char **ret, size_t *ret_len) {
         buf = malloc((size_t) st.st_size + 1);
         if (!buf)
                 return -ENOMEM;
-        for (;;) {
-                ssize_t n = read(fd, buf + len, (size_t) st.st_size + 1 - len);
-                if (n < 0)
-                        return -errno;
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-                if (len > (size_t) st.st_size)
-                        return -EFBIG;      /* grew while we read it */
-        }
+        n = pread_full(fd, buf, (size_t) st.st_size + 1);
+        if (n < 0)
+                return (int) n;
+        if ((size_t) n > (size_t) st.st_size)
+                return -EFBIG;      /* grew while we read it */
+        len = (size_t) n;
         buf[len] = '\0';
         *ret = TAKE_PTR(buf);
         *ret_len = len;
@@ -313,7 +311,7 @@ static int reload_config(Config *ret, void *userdata) {
         r = apply_args(rl->args, ret);
         if (r < 0)
                 return r;
-        return setup_nofile(ret, own_fds_estimate(ret, rl->manager->n_scopes), " (Reload() refused)");
+        return setup_nofile(ret, own_fds_estimate(ret, manager_n_scopes(rl->manager)), " (Reload() refused)");
 }
 
 /* The daemon must keep running when memory is gone: page in and lock what
@@ -377,7 +375,7 @@ int main(int argc, char *argv[]) {
         manager_set_config_loader(m, reload_config, &reloader);
         lock_memory();
         /* WATCHDOG=1 at half of the unit's WatchdogSec=; nothing without it. */
-        (void) sd_event_set_watchdog(m->event, true);
+        (void) sd_event_set_watchdog(manager_event(m), true);
 
         r = responder_new(m, args.n_policy_dirs > 0 ? args.policy_dirs : NULL, args.n_policy_dirs,
                           &responder);
@@ -393,7 +391,7 @@ int main(int argc, char *argv[]) {
         }
         bus_set_responder(bus, responder);
         /* Last: everything that needed more privilege is open now. */
-        r = caps_drop_to_runtime(memcg_pressure_level_unreadable(&m->env));
+        r = caps_drop_to_runtime(memcg_pressure_level_unreadable(manager_env(m)));
         if (r < 0)
                 return EXIT_FAILURE;
 

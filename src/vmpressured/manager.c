@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -7,7 +8,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
-#include "manager.h"
+#include "manager-internal.h"
 
 static void scope_rearm(Scope *s);
 static void manager_arm_rewatch(Manager *m);
@@ -84,8 +85,9 @@ static void scope_announce(Scope *s, const LevelEvent *ev, usec_t now_usec) {
 
         m->announcing = s;
         m->announcing_usec = now_usec;
-        for (size_t i = 0; i < m->n_listeners; i++)
-                m->listeners[i].handler(m, s, ev, m->listeners[i].userdata);
+        for (ManagerListenerPhase p = 0; p < _MANAGER_LISTENER_PHASE_MAX; p++)
+                for (size_t i = 0; i < m->n_listeners[p]; i++)
+                        m->listeners[p][i].handler(m, s, ev, m->listeners[p][i].userdata);
         m->announcing = NULL;
         if (ev->level == LEVEL_NONE)
                 s->simulated = false;   /* the simulation is over */
@@ -607,6 +609,7 @@ Manager *manager_free(Manager *m) {
         free(m->unwatched);
         sd_event_source_disable_unref(m->gc_defer);
         sd_event_source_disable_unref(m->rewatch_timer);
+        sd_event_source_disable_unref(m->actions_defer);
         sd_event_unref(m->event);
         free(m);
         return NULL;
@@ -696,12 +699,42 @@ int manager_run(Manager *m) {
         return sd_event_loop(m->event);
 }
 
-int manager_add_listener(Manager *m, manager_level_handler_t handler, void *userdata) {
-        if (m->n_listeners >= MANAGER_LISTENERS_MAX)
+int manager_add_phase_listener(Manager *m, ManagerListenerPhase phase, manager_level_handler_t handler,
+                               void *userdata) {
+        assert(phase >= 0 && phase < _MANAGER_LISTENER_PHASE_MAX);
+        if (m->n_listeners[phase] >= MANAGER_LISTENERS_MAX)
                 return -E2BIG;
-        m->listeners[m->n_listeners].handler = handler;
-        m->listeners[m->n_listeners].userdata = userdata;
-        m->n_listeners++;
+        m->listeners[phase][m->n_listeners[phase]].handler = handler;
+        m->listeners[phase][m->n_listeners[phase]].userdata = userdata;
+        m->n_listeners[phase]++;
+        return 0;
+}
+
+int manager_add_listener(Manager *m, manager_level_handler_t handler, void *userdata) {
+        return manager_add_phase_listener(m, MANAGER_LISTENER_ACT, handler, userdata);
+}
+
+static int on_actions_defer(sd_event_source *es, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->actions_hook)
+                m->actions_hook(m, m->actions_hook_userdata);
+        return 0;
+}
+
+int manager_set_actions_hook(Manager *m, manager_actions_hook_t hook, void *userdata) {
+        int r;
+
+        if (hook && !m->actions_defer) {
+                r = sd_event_add_defer(m->event, &m->actions_defer, on_actions_defer, m);
+                if (r < 0)
+                        return r;
+                (void) sd_event_source_set_enabled(m->actions_defer, SD_EVENT_OFF);
+        }
+        if (!hook)
+                m->actions_defer = sd_event_source_disable_unref(m->actions_defer);
+        m->actions_hook = hook;
+        m->actions_hook_userdata = userdata;
         return 0;
 }
 
@@ -826,4 +859,87 @@ int manager_watch(Manager *m, const char *cgroup, Scope **ret) {
         if (ret)
                 *ret = s;
         return 1;
+}
+
+/* ---- accessors ---------------------------------------------------------------- */
+
+sd_event *manager_event(const Manager *m) {
+        return m->event;
+}
+
+const Config *manager_config(const Manager *m) {
+        return &m->config;
+}
+
+const SourceEnv *manager_env(const Manager *m) {
+        return &m->env;
+}
+
+const LatencyStats *manager_latency(const Manager *m) {
+        return &m->latency;
+}
+
+const RecentActions *manager_recent_actions(const Manager *m) {
+        return &m->recent_actions;
+}
+
+void manager_record_latency(Manager *m, LatencyStage stage, bool simulated, usec_t latency_usec) {
+        latency_record(&m->latency, stage, simulated, latency_usec);
+}
+
+size_t manager_n_scopes(const Manager *m) {
+        return m->n_scopes;
+}
+
+Scope *manager_scope(const Manager *m, size_t i) {
+        return i < m->n_scopes ? m->scopes[i] : NULL;
+}
+
+Scope *manager_system_scope(const Manager *m) {
+        return manager_scope(m, 0);
+}
+
+size_t manager_n_unwatched(const Manager *m) {
+        return m->n_unwatched;
+}
+
+const Unwatched *manager_unwatched(const Manager *m, size_t i) {
+        return i < m->n_unwatched ? &m->unwatched[i] : NULL;
+}
+
+Manager *scope_manager(const Scope *s) {
+        return s->manager;
+}
+
+bool scope_is_system(const Scope *s) {
+        return s == manager_system_scope(s->manager);
+}
+
+const char *scope_name(const Scope *s) {
+        return s->name;
+}
+
+const char *scope_cgroup(const Scope *s) {
+        return s->cgroup;
+}
+
+bool scope_simulated(const Scope *s) {
+        return s->simulated;
+}
+
+void scope_status(const Scope *s, ScopeStatus *ret) {
+        *ret = (ScopeStatus) {
+                .name = s->name,
+                .cgroup = s->cgroup,
+                .level = s->engine.current,
+                .index = s->engine.index,
+                .source_type = s->source_type,
+                .source = s->source_type >= 0 ? source_type_to_string(s->source_type) : NULL,
+                .gone = s->gone,
+                .last_change_usec = s->last_change_usec,
+                .simulated = s->simulated,
+                .simulated_count = s->simulated_count,
+        };
+        memcpy(ret->announced, s->announced, sizeof(ret->announced));
+        memcpy(ret->simulated_announced, s->simulated_announced, sizeof(ret->simulated_announced));
 }

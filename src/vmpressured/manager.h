@@ -14,48 +14,37 @@
 #include "level.h"
 #include "recent-actions.h"
 #include "source.h"
+#include "vmpressure-bus.h"     /* the table sizes and the system scope's name clients see */
 
 /* Scopes with a cgroup that exists (and -.slice): every Watch= and every
  * unit a Scope=unit policy names, template instances one each. A real
  * machine has hundreds of units; a scope costs ~13 KiB and a few fds. The
  * table grows at watch time, never on the OOM path. */
-#define MANAGER_SCOPES_MAX 1024
+#define MANAGER_SCOPES_MAX VMP_BUS_SCOPES_MAX
 /* Cgroups wanted but not watched (absent, or no slot): a path each. */
-#define MANAGER_UNWATCHED_MAX 4096
-#define MANAGER_LISTENERS_MAX 4
-#define SCOPE_SYSTEM "-.slice"
+#define MANAGER_UNWATCHED_MAX VMP_BUS_UNWATCHED_MAX
+#define MANAGER_LISTENERS_MAX 4         /* per phase */
+#define SCOPE_SYSTEM VMP_BUS_SCOPE_SYSTEM
 
 typedef struct Manager Manager;
+typedef struct Scope Scope;
 
-typedef struct Scope {
-        Manager *manager;
-        char name[256];                 /* SCOPE_SYSTEM or the last component of cgroup */
-        char cgroup[PATH_MAX];          /* "" for the whole system */
-        Source *source;                 /* NULL once the cgroup is gone */
-        SourceType source_type;
-        LevelEngine engine;
-        sd_event_source *poll_timer;    /* headroom sampling, adaptive */
-        sd_event_source *deadline_timer;/* the engine's next drop */
-        bool busy;
-        bool headroom;                  /* false when the scope has no limit to measure */
-        bool gone;
-        uint64_t announced[_LEVEL_MAX]; /* level changes and repeats, per level */
-        usec_t last_change_usec;
-        /* Simulate(): announcements are marked simulated (--print-events,
-         * the journal) from the injected sample until the scope is back at
-         * NONE. A real sample in between is marked too: it cannot be told
-         * apart once the engine merged it. */
-        bool simulated;
-        uint64_t simulated_count;       /* Simulate() calls on this scope */
-        uint64_t simulated_announced[_LEVEL_MAX]; /* the part of announced[] marked simulated */
-        /* Reads of /proc/meminfo or memory.* for headroom land here: nothing is
-         * allocated between the kernel's notification and the announcement. */
-        char buf[8192];
-} Scope;
-
-/* Called for every announced level change or repeat, in the order registered. */
+/* Called for every announced level change or repeat: the listeners of
+ * MANAGER_LISTENER_ACT first (the responder: a kill must not wait behind
+ * the bus), then those of MANAGER_LISTENER_ANNOUNCE (the bus and the fd
+ * subscribers); within a phase in the order registered. */
 typedef void (*manager_level_handler_t)(Manager *m, const Scope *scope, const LevelEvent *ev,
                                         void *userdata);
+
+typedef enum ManagerListenerPhase {
+        MANAGER_LISTENER_ACT,           /* actions on the system */
+        MANAGER_LISTENER_ANNOUNCE,      /* telling others: signals, subscribers */
+        _MANAGER_LISTENER_PHASE_MAX,
+} ManagerListenerPhase;
+
+/* Runs after the dispatch in which manager_record_action() recorded
+ * actions (once for all of them): manager_recent_actions() has them. */
+typedef void (*manager_actions_hook_t)(Manager *m, void *userdata);
 
 /* Fills *ret with a fresh configuration for Reload() and SIGHUP (main.c
  * parses the file again and re-applies the command line). 0, or negative
@@ -83,39 +72,6 @@ typedef struct Unwatched {
         UnwatchedReason reason;
 } Unwatched;
 
-struct Manager {
-        sd_event *event;
-        Config config;
-        SourceEnv env;
-        Scope **scopes;                 /* [0] is -.slice; the others in the order watched */
-        size_t n_scopes, n_scopes_allocated;
-        size_t scopes_max;              /* MANAGER_SCOPES_MAX (tests lower it) */
-        Unwatched *unwatched;
-        size_t n_unwatched, n_unwatched_allocated;
-        bool print_events;
-        struct {
-                manager_level_handler_t handler;
-                void *userdata;
-        } listeners[MANAGER_LISTENERS_MAX];
-        size_t n_listeners;
-        sd_event_source *gc_defer;      /* frees the sources of gone scopes outside their callbacks */
-        sd_event_source *rewatch_timer; /* while a watched cgroup is gone: is it back? */
-        manager_config_loader_t config_loader;
-        void *config_loader_userdata;
-        manager_reload_hook_t reload_hook;
-        void *reload_hook_userdata;
-        /* While the listeners of an announcement run: its scope and when it
-         * was decided (CLOCK_MONOTONIC), for the actions' records. */
-        const Scope *announcing;
-        usec_t announcing_usec;
-        LatencyStats latency;           /* preallocated: recording is a few adds */
-        RecentActions recent_actions;
-        /* Whoever reports actions (the bus) sets this defer source; every
-         * recorded action enables it once, so the report goes out after the
-         * dispatch that acted (after the kill), not inside it. */
-        sd_event_source *actions_defer;
-};
-
 int manager_new(const Config *config, bool print_events, Manager **ret);
 Manager *manager_free(Manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
@@ -126,7 +82,15 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 int manager_start(Manager *m);
 int manager_run(Manager *m);
 
+/* MANAGER_LISTENERS_MAX per phase. 0, or -E2BIG. */
+int manager_add_phase_listener(Manager *m, ManagerListenerPhase phase, manager_level_handler_t handler,
+                               void *userdata);
+/* The responder's registration: manager_add_phase_listener(MANAGER_LISTENER_ACT). */
 int manager_add_listener(Manager *m, manager_level_handler_t handler, void *userdata);
+
+/* One hook (the bus's Action signals); NULL removes it. Replaces the one
+ * before. 0, or negative errno (the defer source could not be made). */
+int manager_set_actions_hook(Manager *m, manager_actions_hook_t hook, void *userdata);
 
 void manager_set_config_loader(Manager *m, manager_config_loader_t loader, void *userdata);
 /* Loads the configuration again and applies what can change while running:
@@ -170,3 +134,49 @@ void manager_record_action(Manager *m, const char *unit, Level level, bool kill,
 
 /* One line on stdout for --print-events; nothing otherwise. No allocation. */
 void manager_print(Manager *m, const char *fmt, ...) _printf_(2, 3);
+
+/* ---- what the others read --------------------------------------------------- */
+
+sd_event *manager_event(const Manager *m);
+/* The running configuration (manager_reload() changes part of it). */
+const Config *manager_config(const Manager *m);
+const SourceEnv *manager_env(const Manager *m);
+const LatencyStats *manager_latency(const Manager *m);
+const RecentActions *manager_recent_actions(const Manager *m);
+/* For the bus: the announcement stage, measured where the signals went out. */
+void manager_record_latency(Manager *m, LatencyStage stage, bool simulated, usec_t latency_usec);
+
+/* Scopes: [0] is -.slice (NULL before manager_start()), the others in the
+ * order watched. An index is valid until the loop runs again (a gone scope
+ * is freed from a defer source). */
+size_t manager_n_scopes(const Manager *m);
+Scope *manager_scope(const Manager *m, size_t i);
+Scope *manager_system_scope(const Manager *m);
+size_t manager_n_unwatched(const Manager *m);
+const Unwatched *manager_unwatched(const Manager *m, size_t i);
+
+Manager *scope_manager(const Scope *s);
+bool scope_is_system(const Scope *s);
+const char *scope_name(const Scope *s);
+const char *scope_cgroup(const Scope *s);       /* "" for the whole system */
+/* Announcements are marked simulated now (from a Simulate() until NONE). */
+bool scope_simulated(const Scope *s);
+
+/* What the bus and the status say of a scope: borrowed strings, valid as
+ * long as the scope. */
+typedef struct ScopeStatus {
+        const char *name;
+        const char *cgroup;
+        Level level;
+        unsigned index;
+        SourceType source_type;         /* _SOURCE_TYPE_INVALID: none (gone) */
+        const char *source;             /* its name, NULL for none */
+        bool gone;
+        usec_t last_change_usec;
+        uint64_t announced[_LEVEL_MAX];
+        bool simulated;                 /* as scope_simulated() */
+        uint64_t simulated_count;       /* Simulate() calls */
+        uint64_t simulated_announced[_LEVEL_MAX];
+} ScopeStatus;
+
+void scope_status(const Scope *s, ScopeStatus *ret);

@@ -6,6 +6,7 @@
 
 #include "log.h"
 #include "policy-load.h"
+#include "read-file.h"
 
 const char *const policy_dirs_default[3] = {
         POLICY_DIR_ETC,
@@ -156,7 +157,6 @@ static int check_symlink_target(int fd, char *why, size_t size) {
 static ssize_t read_policy(int dfd, const char *name, char *buf, char *why, size_t why_size) {
         _cleanup_(closep) int fd = -EBADF;
         struct stat st, lst;
-        size_t len = 0;
 
         /* O_NONBLOCK: a FIFO dropped into the directory must not hang us. */
         fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -174,19 +174,7 @@ static ssize_t read_policy(int dfd, const char *name, char *buf, char *why, size
         if (S_ISLNK(lst.st_mode) ? check_symlink_target(fd, why, why_size) < 0
                                  : check_trusted(&st, "File", why, why_size) < 0)
                 return -EPERM;
-        while (len < POLICY_FILE_MAX + 1) {
-                ssize_t k = read(fd, buf + len, POLICY_FILE_MAX + 1 - len);
-
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                len += (size_t) k;
-        }
-        return (ssize_t) len;
+        return pread_full(fd, buf, POLICY_FILE_MAX + 1);
 }
 
 static int load_dir(PolicySet *s, const char *dir, char *buf, Diagnostics *diag) {

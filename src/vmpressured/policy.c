@@ -184,31 +184,9 @@ struct PolicyParse {
         unsigned key_line[_SECTION_MAX][KEY_SLOTS];     /* where a key was set, for duplicates */
 };
 
-static void policy_error(PolicyParse *p, unsigned line, const char *fmt, ...) _printf_(3, 4);
-static void policy_error(PolicyParse *p, unsigned line, const char *fmt, ...) {
-        char text[DIAG_LEN];
-        va_list ap;
+#define policy_error(p, line, ...) diag_error((p)->diag, &(p)->n_errors, (p)->path, (line), __VA_ARGS__)
 
-        va_start(ap, fmt);
-        (void) vsnprintf(text, sizeof(text), fmt, ap);
-        va_end(ap);
-        diag_add(p->diag, p->path, line, "%s", text);
-        p->n_errors++;
-}
-
-/* Bytes of v to quote, not cutting a UTF-8 sequence (ini.c hands us valid UTF-8). */
-static int quote_len(const char *v) {
-        size_t n = strlen(v);
-
-        if (n <= POLICY_QUOTE_MAX)
-                return (int) n;
-        n = POLICY_QUOTE_MAX;
-        while (n > 0 && ((unsigned char) v[n] & 0xc0) == 0x80)
-                n--;
-        return (int) n;
-}
-
-#define QUOTE(v) quote_len(v), (v), (strlen(v) > POLICY_QUOTE_MAX ? "…" : "")
+#define QUOTE(v) DIAG_QUOTE(v, POLICY_QUOTE_MAX)
 
 static int invalid_value(PolicyParse *p, const char *key, const char *value, unsigned line,
                          const char *must) {

@@ -6,33 +6,10 @@
 
 #include "log.h"
 #include "proc-scan.h"
+#include "read-file.h"
 
-/* Reads a small /proc file whole into buf (NUL-terminated). The length, or
- * negative errno; ENOENT and ESRCH (a process that exits between open and
- * read) both become -ESRCH for a process's file. */
-static ssize_t read_small(const char *path, char *buf, size_t size) {
-        _cleanup_(closep) int fd = -EBADF;
-        size_t len = 0;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        while (len < size - 1) {
-                ssize_t k = read(fd, buf + len, size - 1 - len);
-
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                len += (size_t) k;
-        }
-        buf[len] = '\0';
-        return (ssize_t) len;
-}
-
+/* A process's file: ENOENT and ESRCH (a process that exits between open
+ * and read) both become -ESRCH. */
 static int gone(int r) {
         return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
 }
@@ -42,7 +19,7 @@ int proc_read_stat(const char *proc_root, pid_t pid, ProcStat *ret) {
         ssize_t len;
 
         (void) snprintf(path, sizeof(path), "%s/%d/stat", proc_root ?: "/proc", (int) pid);
-        len = read_small(path, buf, sizeof(buf));
+        len = read_small_file(AT_FDCWD, path, buf, sizeof(buf), READ_FILE_NUL | READ_FILE_TRUNCATE);
         if (len < 0)
                 return gone((int) len);
         if (len == 0)
@@ -63,7 +40,7 @@ int proc_read_candidate(const char *proc_root, pid_t pid, uint64_t page_size, Ca
                 return r;
 
         (void) snprintf(path, sizeof(path), "%s/%d/oom_score_adj", proc_root, (int) pid);
-        len = read_small(path, buf, sizeof(buf));
+        len = read_small_file(AT_FDCWD, path, buf, sizeof(buf), READ_FILE_NUL | READ_FILE_TRUNCATE);
         if (len < 0)
                 return gone((int) len);
         r = proc_oom_score_adj_parse(buf, (size_t) len, &adj);

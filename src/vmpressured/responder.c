@@ -13,6 +13,45 @@
 #include "responder.h"
 #include "unit-name.h"
 
+struct Responder {
+        Manager *manager;
+        PolicySet *policies;
+        const char *const *policy_dirs;
+        size_t n_policy_dirs;
+        const ActionOps *ops;
+        ActionContext *ctx;
+        /* The pause after a kill: plan_build() reads it, plan_victim_decide()
+         * starts it when a victim is chosen. */
+        KillPacer pacer;
+        char cgroup_root[PATH_MAX];     /* where units' processes are: cgroup2, else memcg v1 */
+        /* PID 1's bus when PID 1 is systemd: signals then go through KillUnit. */
+        bool systemd;
+        struct sd_bus *(*get_bus)(void *userdata);
+        void *get_bus_userdata;
+        responder_killed_handler_t on_killed;
+        void *on_killed_userdata;
+        uint64_t n_signals;
+        uint64_t n_kills;
+        /* Under systemd: unit → cgroup from systemd (ControlGroup), kept
+         * fresh off the OOM path; NULL without systemd. */
+        SystemdUnits *systemd_units;
+        /* SignalIntervalSec=: when each unit last got each level's signal
+         * (plan_build() records it); signal_limit.suppressed counts what was
+         * held back. */
+        SignalLimit signal_limit;
+        /* Preallocated for the OOM path: nothing is allocated from the OOM
+         * announcement to the kill. */
+        char unit_names[RESPONDER_UNITS_MAX][UNIT_NAME_MAX];
+        /* The plan's input for this pass: units[i] is unit_names[i], its
+         * policy, and its cgroup (below cgroup_root) borrowed from
+         * systemd_units' cache, or NULL for the system.slice layout. */
+        PlanUnit units[RESPONDER_UNITS_MAX];
+        Plan plan;                      /* this pass's actions, in order */
+        Candidate batch[RESPONDER_KILL_BATCH];  /* KillTarget=unit: the plan's batch table */
+        size_t picked[RESPONDER_KILL_BATCH];
+        char dirent_buf[32 * 1024];
+};
+
 struct linux_dirent64 {
         uint64_t d_ino;
         int64_t d_off;
@@ -297,13 +336,13 @@ static void responder_kill(Responder *r, const Scope *s, const LevelEvent *ev) {
 
         responder_find_victim(r, &v);
         if (plan_victim_decide(&v, r->units, &r->pacer, ev->timestamp_usec, &kill) == PLAN_KILL_NONE) {
-                log_notice("%s: OOM, but no process of a unit marked Kill=yes can be killed.", s->name);
+                log_notice("%s: OOM, but no process of a unit marked Kill=yes can be killed.", scope_name(s));
                 return;
         }
-        log_debug("%s: OOM: %" PRIu64 " processes looked at, %" PRIu64 " may be killed.", s->name,
+        log_debug("%s: OOM: %" PRIu64 " processes looked at, %" PRIu64 " may be killed.", scope_name(s),
                   kill.n_seen, kill.n_eligible);
 
-        (void) snprintf(reason, sizeof(reason), "OOM on %s", s->name);
+        (void) snprintf(reason, sizeof(reason), "OOM on %s", scope_name(s));
         if (kill.kind == PLAN_KILL_UNIT)
                 responder_kill_unit(r, &r->units[kill.unit], reason);
         else
@@ -326,7 +365,7 @@ static void responder_execute(Responder *r, const Scope *s, const LevelEvent *ev
                         responder_kill(r, s, ev);
                         break;
                 case PLAN_KILL_HELD:
-                        log_debug("%s: OOM, but a kill happened less than the pause ago; waiting.", s->name);
+                        log_debug("%s: OOM, but a kill happened less than the pause ago; waiting.", scope_name(s));
                         break;
                 default:
                         break;  /* plan_build() makes no other */
@@ -349,7 +388,7 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
         (void) plan_build(&(PlanInput) {
                                   .units = r->units,
                                   .n_units = (size_t) n_units,
-                                  .scope = { .system = s == m->scopes[0], .cgroup = s->cgroup },
+                                  .scope = { .system = scope_is_system(s), .cgroup = scope_cgroup(s) },
                                   .event = ev,
                           }, &r->signal_limit, &r->pacer, &r->plan);
         responder_execute(r, s, ev);
@@ -423,7 +462,7 @@ static int on_reload(Manager *m, Diagnostics *diag, void *userdata) {
         Responder *r = userdata;
 
         /* DryRun= may have changed with the configuration. */
-        r->ops = m->config.dry_run ? &action_ops_dry_run : &action_ops_real;
+        r->ops = manager_config(m)->dry_run ? &action_ops_dry_run : &action_ops_real;
         return responder_reload(r, diag);
 }
 
@@ -439,18 +478,18 @@ int responder_new(Manager *m, const char *const *dirs, size_t n_dirs, Responder 
         r->manager = m;
         r->policy_dirs = dirs ?: policy_dirs_default;
         r->n_policy_dirs = dirs ? n_dirs : ELEMENTSOF(policy_dirs_default);
-        r->ops = m->config.dry_run ? &action_ops_dry_run : &action_ops_real;
+        r->ops = manager_config(m)->dry_run ? &action_ops_dry_run : &action_ops_real;
         kill_pacer_init(&r->pacer, KILL_PAUSE_DEFAULT_USEC);
         r->systemd = sd_booted() > 0;
         (void) snprintf(r->cgroup_root, sizeof(r->cgroup_root), "%s",
-                        m->env.cgroup2_root[0] ? m->env.cgroup2_root : m->env.memcg_v1_root);
+                        manager_env(m)->cgroup2_root[0] ? manager_env(m)->cgroup2_root : manager_env(m)->memcg_v1_root);
 
         k = action_context_new(0, NULL, &r->ctx);
         if (k < 0)
                 return k;
         signal_limit_init(&r->signal_limit);
         if (r->systemd) {
-                k = systemd_units_new(m->event, &(SystemdUnitsCallbacks) {
+                k = systemd_units_new(manager_event(m), &(SystemdUnitsCallbacks) {
                                               .get_bus = units_get_bus,
                                               .wanted = units_wanted,
                                               .started = units_started,
@@ -465,10 +504,10 @@ int responder_new(Manager *m, const char *const *dirs, size_t n_dirs, Responder 
         log_diagnostics(diag);
         if (r->policies)
                 log_info("Loaded %zu policies%s.", policy_set_count_loaded(r->policies),
-                         m->config.dry_run ? " (dry run: nothing will be changed)" : "");
+                         manager_config(m)->dry_run ? " (dry run: nothing will be changed)" : "");
 
         manager_set_reload_hook(m, on_reload, r);
-        k = manager_add_listener(m, on_level, r);
+        k = manager_add_phase_listener(m, MANAGER_LISTENER_ACT, on_level, r);
         if (k < 0)
                 return k;
         if (r->policies)
@@ -523,4 +562,16 @@ int responder_reload(Responder *r, Diagnostics *diag) {
 void responder_set_bus_getter(Responder *r, struct sd_bus *(*get_bus)(void *userdata), void *userdata) {
         r->get_bus = get_bus;
         r->get_bus_userdata = userdata;
+}
+
+const PolicySet *responder_policies(const Responder *r) {
+        return r->policies;
+}
+
+void responder_counters(const Responder *r, ResponderCounters *ret) {
+        *ret = (ResponderCounters) {
+                .n_signals = r->n_signals,
+                .n_kills = r->n_kills,
+                .n_signals_suppressed = r->signal_limit.suppressed,
+        };
 }

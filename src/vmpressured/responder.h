@@ -44,44 +44,13 @@ typedef struct Responder Responder;
 typedef void (*responder_killed_handler_t)(Responder *r, const char *unit, pid_t pid, const char *comm,
                                            uint64_t rss_bytes, const char *reason, void *userdata);
 
-struct Responder {
-        Manager *manager;
-        PolicySet *policies;
-        const char *const *policy_dirs;
-        size_t n_policy_dirs;
-        const ActionOps *ops;
-        ActionContext *ctx;
-        /* The pause after a kill: plan_build() reads it, plan_victim_decide()
-         * starts it when a victim is chosen. */
-        KillPacer pacer;
-        char cgroup_root[PATH_MAX];     /* where units' processes are: cgroup2, else memcg v1 */
-        /* PID 1's bus when PID 1 is systemd: signals then go through KillUnit. */
-        bool systemd;
-        struct sd_bus *(*get_bus)(void *userdata);
-        void *get_bus_userdata;
-        responder_killed_handler_t on_killed;
-        void *on_killed_userdata;
-        uint64_t n_signals;
-        uint64_t n_kills;
-        /* Under systemd: unit → cgroup from systemd (ControlGroup), kept
-         * fresh off the OOM path; NULL without systemd. */
-        SystemdUnits *systemd_units;
-        /* SignalIntervalSec=: when each unit last got each level's signal
-         * (plan_build() records it); signal_limit.suppressed counts what was
-         * held back. */
-        SignalLimit signal_limit;
-        /* Preallocated for the OOM path: nothing is allocated from the OOM
-         * announcement to the kill. */
-        char unit_names[RESPONDER_UNITS_MAX][UNIT_NAME_MAX];
-        /* The plan's input for this pass: units[i] is unit_names[i], its
-         * policy, and its cgroup (below cgroup_root) borrowed from
-         * systemd_units' cache, or NULL for the system.slice layout. */
-        PlanUnit units[RESPONDER_UNITS_MAX];
-        Plan plan;                      /* this pass's actions, in order */
-        Candidate batch[RESPONDER_KILL_BATCH];  /* KillTarget=unit: the plan's batch table */
-        size_t picked[RESPONDER_KILL_BATCH];
-        char dirent_buf[32 * 1024];
-};
+/* What the bus shows of the responder: counters since start-up. */
+typedef struct ResponderCounters {
+        uint64_t n_signals;             /* signals sent */
+        uint64_t n_kills;               /* processes killed */
+        uint64_t n_signals_suppressed;  /* held back by SignalIntervalSec= */
+} ResponderCounters;
+
 
 /* Loads the policies from dirs (NULL: the default three), watches the cgroups
  * of unit-scope policies and registers with the manager. Problems in policy
@@ -98,3 +67,7 @@ void responder_set_bus_getter(Responder *r, struct sd_bus *(*get_bus)(void *user
  * stay and the problems are returned in diag (-EINVAL); 0 when the new set
  * is in force. */
 int responder_reload(Responder *r, Diagnostics *diag);
+
+/* The policies in force (NULL before any loaded), borrowed until the next reload. */
+const PolicySet *responder_policies(const Responder *r);
+void responder_counters(const Responder *r, ResponderCounters *ret);

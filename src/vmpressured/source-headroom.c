@@ -9,60 +9,26 @@
 #include <stdio.h>
 
 #include "proc-parse.h"
+#include "read-file.h"
 #include "source.h"
 
 /* memory.limit_in_bytes of an unlimited v1 memcg is PAGE_COUNTER_MAX pages,
  * 0x7ffffffffffff000 with 4 KiB pages: anything this big means "no limit". */
 #define MEMCG_V1_UNLIMITED (UINT64_C(1) << 62)
 
-/* Reads a small file into buf (not NUL-terminated). Length, or negative errno. */
-static ssize_t read_small_file(const char *path, char *buf, size_t size) {
-        size_t n = 0;
-        int fd;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        while (n < size) {
-                ssize_t k = read(fd, buf + n, size - n);
-                if (k < 0) {
-                        int r = -errno;
-                        safe_close(fd);
-                        return r;
-                }
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-        }
-        safe_close(fd);
-        return n < size ? (ssize_t) n : -EFBIG;
-}
-
-/* <dir>/<file>, one number ("max" → UINT64_MAX). */
-static int read_u64_file(const char *dir, const char *file, char *buf, size_t size, uint64_t *ret) {
+/* <dir>/<file>: one number ("max" → UINT64_MAX), or with a key the value
+ * of its "key value" line. */
+static int read_u64_file(const char *dir, const char *file, const char *key, char *buf, size_t size,
+                         uint64_t *ret) {
         char path[PATH_MAX];
         ssize_t n;
 
         if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
                 return -ENAMETOOLONG;
-        n = read_small_file(path, buf, size);
+        n = read_small_file(AT_FDCWD, path, buf, size, 0);
         if (n < 0)
                 return (int) n;
-        return single_u64_parse(buf, (size_t) n, ret);
-}
-
-/* <dir>/<file>, the value of one "key value" line. */
-static int read_keyed_file(const char *dir, const char *file, const char *key,
-                           char *buf, size_t size, uint64_t *ret) {
-        char path[PATH_MAX];
-        ssize_t n;
-
-        if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
-                return -ENAMETOOLONG;
-        n = read_small_file(path, buf, size);
-        if (n < 0)
-                return (int) n;
-        return keyed_u64_parse(buf, (size_t) n, key, ret);
+        return key ? keyed_u64_parse(buf, (size_t) n, key, ret) : single_u64_parse(buf, (size_t) n, ret);
 }
 
 static int headroom_system(const SourceEnv *env, char *buf, size_t size,
@@ -73,7 +39,7 @@ static int headroom_system(const SourceEnv *env, char *buf, size_t size,
         int r;
 
         (void) snprintf(path, sizeof(path), "%s/meminfo", env->proc_root);
-        n = read_small_file(path, buf, size);
+        n = read_small_file(AT_FDCWD, path, buf, size, 0);
         if (n < 0)
                 return (int) n;
         r = meminfo_parse(buf, (size_t) n, &mi);
@@ -114,15 +80,15 @@ static int headroom_memcg(const char *dir, const MemcgFiles *f, char *buf, size_
         uint64_t limit, usage, inactive_file;
         int r;
 
-        r = read_u64_file(dir, f->limit, buf, size, &limit);
+        r = read_u64_file(dir, f->limit, NULL, buf, size, &limit);
         if (r < 0)
                 return r;
         if (limit >= f->unlimited)
                 return -ENODATA;
-        r = read_u64_file(dir, f->usage, buf, size, &usage);
+        r = read_u64_file(dir, f->usage, NULL, buf, size, &usage);
         if (r < 0)
                 return r;
-        r = read_keyed_file(dir, "memory.stat", f->inactive_file, buf, size, &inactive_file);
+        r = read_u64_file(dir, "memory.stat", f->inactive_file, buf, size, &inactive_file);
         if (r < 0)
                 return r;
         headroom_finish(limit, usage, inactive_file, ret_available, ret_total);

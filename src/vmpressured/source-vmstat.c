@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "proc-parse.h"
+#include "read-file.h"
 #include "source.h"
 
 typedef struct VmstatSource {
@@ -29,21 +30,6 @@ typedef struct VmstatSource {
         char buf[16384];                /* /proc/vmstat is ~4 KiB on 6.18 */
 } VmstatSource;
 
-/* Reads a whole small file from offset 0 into buf: no allocation. */
-static ssize_t vmstat_pread_all(int fd, char *buf, size_t size) {
-        size_t n = 0;
-
-        while (n < size) {
-                ssize_t k = pread(fd, buf + n, size - n, (off_t) n);
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        return (ssize_t) n;
-                n += (size_t) k;
-        }
-        return -EFBIG;
-}
-
 /* memory.events has no pgscan: read its oom_kill into ret. */
 static void vmstat_read_events(VmstatSource *v, VmstatCounters *ret) {
         char buf[512];
@@ -51,7 +37,7 @@ static void vmstat_read_events(VmstatSource *v, VmstatCounters *ret) {
 
         if (v->events_fd < 0)
                 return;
-        n = vmstat_pread_all(v->events_fd, buf, sizeof(buf));
+        n = read_small_fd(v->events_fd, buf, sizeof(buf), 0);
         if (n > 0 && keyed_u64_parse(buf, (size_t) n, "oom_kill", &ret->oom_kill) >= 0)
                 ret->have_oom_kill = true;
 }
@@ -60,7 +46,7 @@ static int vmstat_read(VmstatSource *v, VmstatCounters *ret) {
         ssize_t n;
         int r;
 
-        n = vmstat_pread_all(v->stat_fd, v->buf, sizeof(v->buf));
+        n = read_small_fd(v->stat_fd, v->buf, sizeof(v->buf), 0);
         if (n < 0)
                 return (int) n;
         r = vmstat_parse(v->buf, (size_t) n, ret);

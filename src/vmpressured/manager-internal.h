@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The insides of Manager and Scope: for manager.c and its unit test
+ * (tests/test-manager.c lowers scopes_max and points env at a fake cgroup
+ * tree). Everyone else goes through the accessors in manager.h; responder.c
+ * still reads a few fields and is built with this header forced in
+ * (meson.build) until it uses them too.
+ */
+
+#include "manager.h"
+
+struct Scope {
+        Manager *manager;
+        char name[256];                 /* SCOPE_SYSTEM or the last component of cgroup */
+        char cgroup[PATH_MAX];          /* "" for the whole system */
+        Source *source;                 /* NULL once the cgroup is gone */
+        SourceType source_type;
+        LevelEngine engine;
+        sd_event_source *poll_timer;    /* headroom sampling, adaptive */
+        sd_event_source *deadline_timer;/* the engine's next drop */
+        bool busy;
+        bool headroom;                  /* false when the scope has no limit to measure */
+        bool gone;
+        uint64_t announced[_LEVEL_MAX]; /* level changes and repeats, per level */
+        usec_t last_change_usec;
+        /* Simulate(): announcements are marked simulated (--print-events,
+         * the journal) from the injected sample until the scope is back at
+         * NONE. A real sample in between is marked too: it cannot be told
+         * apart once the engine merged it. */
+        bool simulated;
+        uint64_t simulated_count;       /* Simulate() calls on this scope */
+        uint64_t simulated_announced[_LEVEL_MAX]; /* the part of announced[] marked simulated */
+        /* Reads of /proc/meminfo or memory.* for headroom land here: nothing is
+         * allocated between the kernel's notification and the announcement. */
+        char buf[8192];
+};
+
+struct Manager {
+        sd_event *event;
+        Config config;
+        SourceEnv env;
+        Scope **scopes;                 /* [0] is -.slice; the others in the order watched */
+        size_t n_scopes, n_scopes_allocated;
+        size_t scopes_max;              /* MANAGER_SCOPES_MAX (tests lower it) */
+        Unwatched *unwatched;
+        size_t n_unwatched, n_unwatched_allocated;
+        bool print_events;
+        struct {
+                manager_level_handler_t handler;
+                void *userdata;
+        } listeners[_MANAGER_LISTENER_PHASE_MAX][MANAGER_LISTENERS_MAX];
+        size_t n_listeners[_MANAGER_LISTENER_PHASE_MAX];
+        sd_event_source *gc_defer;      /* frees the sources of gone scopes outside their callbacks */
+        sd_event_source *rewatch_timer; /* while a watched cgroup is gone: is it back? */
+        manager_config_loader_t config_loader;
+        void *config_loader_userdata;
+        manager_reload_hook_t reload_hook;
+        void *reload_hook_userdata;
+        /* While the listeners of an announcement run: its scope and when it
+         * was decided (CLOCK_MONOTONIC), for the actions' records. */
+        const Scope *announcing;
+        usec_t announcing_usec;
+        LatencyStats latency;           /* preallocated: recording is a few adds */
+        RecentActions recent_actions;
+        /* The actions hook (the bus's Action signals) runs from this defer
+         * source; every recorded action enables it once, so the report goes
+         * out after the dispatch that acted (after the kill), not inside it. */
+        sd_event_source *actions_defer;
+        manager_actions_hook_t actions_hook;
+        void *actions_hook_userdata;
+};
