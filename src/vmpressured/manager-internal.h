@@ -4,9 +4,7 @@
 /*
  * The insides of Manager and Scope: for manager.c and its unit test
  * (tests/test-manager.c lowers scopes_max and points env at a fake cgroup
- * tree). Everyone else goes through the accessors in manager.h; responder.c
- * still reads a few fields and is built with this header forced in
- * (meson.build) until it uses them too.
+ * tree). Everyone else goes through the accessors in manager.h.
  */
 
 #include "manager.h"
