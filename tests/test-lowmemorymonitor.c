@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The pure bits of the bus issue: the LowMemoryWarning levels and the
- * [Daemon] keys LowMemoryMonitor= and MaxSubscribers=. */
+/* The org.freedesktop.LowMemoryMonitor compatibility of the bus module
+ * (pure parts): the LowMemoryWarning byte per level, the once-per-15 s rule
+ * GLib clients expect, and the [Daemon] keys that set the bus side up:
+ * LowMemoryMonitor=, MaxSubscribers=, MaxSubscribersPerUser=. */
 
 #include <inttypes.h>
 
