@@ -89,6 +89,10 @@ static bool late_watched(Manager *m) {
         return watched(m, "late");
 }
 
+static bool late2_watched(Manager *m) {
+        return watched(m, "late2");
+}
+
 static void test_scope_table(void) {
         _cleanup_(manager_freep) Manager *m = NULL;
         char name[32];
@@ -153,7 +157,7 @@ static void test_scope_table(void) {
         CHECK(find_unwatched(m, "e") && find_unwatched(m, "e")->reason == UNWATCHED_TABLE_FULL);
 
         /* A cgroup that appears after it was asked for is watched without a
-         * new manager_watch(): at the next look for it (every 2 s). */
+         * new manager_watch(). */
         m->scopes_max = 6;
         CHECK_EQ_INT(manager_watch(m, "late", &s), 1);
         CHECK(s == NULL);
@@ -166,11 +170,25 @@ static void test_scope_table(void) {
         CHECK_EQ_INT(manager_count_unwatched(m, UNWATCHED_TABLE_FULL), 0);
         CHECK_EQ_INT(m->n_scopes, 6);
 
+        /* With only absent cgroups waiting no timer runs: inotify on their
+         * parent wakes the daemon when one is made. */
+        m->scopes_max = 7;
+        CHECK_EQ_INT(manager_watch(m, "late2", &s), 1);
+        CHECK(manager_count_unwatched(m, UNWATCHED_ABSENT) > 0);
+        CHECK_EQ_INT(manager_count_unwatched(m, UNWATCHED_TABLE_FULL), 0);
+        CHECK(m->n_rewatch_wds > 0);
+        CHECK(m->rewatch_timer != NULL);
+        CHECK_EQ_INT(sd_event_source_get_enabled(m->rewatch_timer, NULL), 0);  /* SD_EVENT_OFF */
+        make_cgroup("late2");
+        CHECK(run_until(m, late2_watched, 5 * USEC_PER_SEC));
+        CHECK_EQ_INT(m->n_scopes, 7);
+
         remove_cgroup("b");
         remove_cgroup("c");
         remove_cgroup("d");
         remove_cgroup("e");
         remove_cgroup("late");
+        remove_cgroup("late2");
 }
 
 /* What the listeners and the actions hook saw, in order. */

@@ -9,6 +9,8 @@
 
 #include "manager.h"
 
+#define MANAGER_REWATCH_WATCHES_MAX 64     /* distinct ancestor directories watched */
+
 struct Scope {
         Manager *manager;
         char name[256];                 /* SCOPE_SYSTEM or the last component of cgroup */
@@ -52,6 +54,14 @@ struct Manager {
         size_t n_listeners[_MANAGER_LISTENER_PHASE_MAX];
         sd_event_source *gc_defer;      /* frees the sources of gone scopes outside their callbacks */
         sd_event_source *rewatch_timer; /* while a watched cgroup is gone: is it back? */
+        /* While cgroups are only absent: inotify (IN_CREATE) on the nearest
+         * existing ancestor of each, in both hierarchies, so a mkdir wakes the
+         * rewatch pass and no timer runs; the timer is left for what a mkdir
+         * does not announce (a full table, a cgroup without a source). */
+        int rewatch_inotify_fd;
+        sd_event_source *rewatch_inotify;
+        int rewatch_wds[MANAGER_REWATCH_WATCHES_MAX];
+        size_t n_rewatch_wds;
         manager_config_loader_t config_loader;
         void *config_loader_userdata;
         manager_reload_hook_t reload_hook;

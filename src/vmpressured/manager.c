@@ -2,6 +2,8 @@
 #include <assert.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <stdarg.h>
 #include <time.h>
@@ -375,8 +377,11 @@ static int scope_start(Manager *m, Scope *s) {
 
 /* A unit's cgroup disappears when the unit stops and comes back when it
  * starts again (and does not exist yet when we start before the services).
- * While any watched cgroup is gone we look for it every 2 s: 30 cheap
- * access(2) calls a minute, and none while everything is watched. */
+ * Absent cgroups are waited for with inotify on their nearest existing
+ * ancestor (a mkdir raises IN_CREATE in the parent, cgroupfs included), so
+ * nothing runs while they are away. What a mkdir does not announce (a full
+ * table, a cgroup that found no source) is looked at again every 2 s: 30
+ * cheap access(2) calls a minute while it lasts. */
 #define REWATCH_USEC (2 * USEC_PER_SEC)
 
 static const char *cgroup_scope_name(const char *cgroup) {
@@ -412,14 +417,73 @@ static int scope_restart(Manager *m, Scope *s) {
         return scope_start(m, s);
 }
 
+static void rewatch_inotify_clear(Manager *m) {
+        for (size_t i = 0; i < m->n_rewatch_wds; i++)
+                (void) inotify_rm_watch(m->rewatch_inotify_fd, m->rewatch_wds[i]);
+        m->n_rewatch_wds = 0;
+}
+
+/* Watches the nearest existing ancestor of root/cgroup for IN_CREATE: when
+ * the missing directory (or one on the way to it) is made, the pass runs and
+ * watches one level further down. 0, or -ENOSPC when no watch could be had
+ * (the caller falls back to the timer). */
+static int rewatch_inotify_add(Manager *m, const char *root, const char *cgroup) {
+        char path[PATH_MAX * 2];
+        int wd;
+
+        if (!root[0])
+                return 0;
+        (void) snprintf(path, sizeof(path), "%s/%s", root, cgroup);
+        for (char *slash = strrchr(path, '/'); slash && slash > path; slash = strrchr(path, '/')) {
+                *slash = '\0';
+                if (access(path, F_OK) < 0)
+                        continue;
+                wd = inotify_add_watch(m->rewatch_inotify_fd, path, IN_CREATE | IN_ONLYDIR);
+                if (wd < 0)
+                        return -ENOSPC;
+                for (size_t i = 0; i < m->n_rewatch_wds; i++)
+                        if (m->rewatch_wds[i] == wd)
+                                return 0;       /* the same directory as another's */
+                if (m->n_rewatch_wds >= MANAGER_REWATCH_WATCHES_MAX)
+                        return -ENOSPC;
+                m->rewatch_wds[m->n_rewatch_wds++] = wd;
+                return 0;
+        }
+        return 0;
+}
+
+/* Absent cgroups are waited for with inotify; the timer (REWATCH_USEC) runs
+ * only for what inotify cannot tell: a full table, a cgroup that exists but
+ * found no source, a gone scope that could not be remembered, more ancestors
+ * than MANAGER_REWATCH_WATCHES_MAX, or no inotify. A cgroup made between the
+ * look and the watch is caught by looking once more after arming. */
 static void manager_arm_rewatch(Manager *m) {
-        bool any = m->n_unwatched > 0;
+        bool need_timer = false, soon = false;
 
         for (size_t i = 1; i < m->n_scopes; i++)
-                any = any || m->scopes[i]->gone;
+                need_timer = need_timer || m->scopes[i]->gone;
+        if (m->rewatch_inotify_fd >= 0)
+                rewatch_inotify_clear(m);
+        for (size_t i = 0; i < m->n_unwatched; i++) {
+                const char *cg = m->unwatched[i].cgroup;
+
+                if (m->unwatched[i].reason != UNWATCHED_ABSENT || m->rewatch_inotify_fd < 0) {
+                        need_timer = true;
+                        continue;
+                }
+                if (rewatch_inotify_add(m, m->env.memcg_v1_root, cg) < 0 ||
+                    rewatch_inotify_add(m, m->env.cgroup2_root, cg) < 0)
+                        need_timer = true;
+                soon = soon || cgroup_exists(m, cg);
+        }
         if (!m->rewatch_timer)
                 return;
-        if (any && sd_event_source_get_enabled(m->rewatch_timer, NULL) == 0) {
+        if (soon) {
+                (void) sd_event_source_set_time_relative(m->rewatch_timer, 0);
+                (void) sd_event_source_set_enabled(m->rewatch_timer, SD_EVENT_ONESHOT);
+        } else if (!need_timer)
+                (void) sd_event_source_set_enabled(m->rewatch_timer, SD_EVENT_OFF);
+        else if (sd_event_source_get_enabled(m->rewatch_timer, NULL) == 0) {
                 (void) sd_event_source_set_time_relative(m->rewatch_timer, REWATCH_USEC);
                 (void) sd_event_source_set_enabled(m->rewatch_timer, SD_EVENT_ONESHOT);
         }
@@ -566,6 +630,16 @@ static int on_rewatch(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* A directory was made below a watched ancestor: read the events away and
+ * look at every absent cgroup again (the pass re-arms the watches). */
+static int on_rewatch_inotify(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+        while (read(fd, buf, sizeof(buf)) > 0)
+                ;
+        return on_rewatch(NULL, 0, userdata);
+}
+
 int manager_new(const Config *config, bool print_events, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         int r;
@@ -573,6 +647,7 @@ int manager_new(const Config *config, bool print_events, Manager **ret) {
         m = calloc(1, sizeof(Manager));
         if (!m)
                 return -ENOMEM;
+        m->rewatch_inotify_fd = -EBADF;
         m->config = *config;
         m->print_events = print_events;
         m->scopes_max = MANAGER_SCOPES_MAX;
@@ -589,6 +664,15 @@ int manager_new(const Config *config, bool print_events, Manager **ret) {
         if (r < 0)
                 return r;
         (void) sd_event_source_set_enabled(m->rewatch_timer, SD_EVENT_OFF);
+        m->rewatch_inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (m->rewatch_inotify_fd < 0)
+                log_debug_errno(errno, "No inotify, absent cgroups will be looked for every 2 s: %m");
+        else {
+                r = sd_event_add_io(m->event, &m->rewatch_inotify, m->rewatch_inotify_fd, EPOLLIN,
+                                    on_rewatch_inotify, m);
+                if (r < 0)
+                        return r;
+        }
 
         r = source_env_detect(&m->env);
         if (r < 0)
@@ -609,6 +693,9 @@ Manager *manager_free(Manager *m) {
         free(m->unwatched);
         sd_event_source_disable_unref(m->gc_defer);
         sd_event_source_disable_unref(m->rewatch_timer);
+        sd_event_source_disable_unref(m->rewatch_inotify);
+        if (m->rewatch_inotify_fd >= 0)
+                (void) close(m->rewatch_inotify_fd);
         sd_event_source_disable_unref(m->actions_defer);
         sd_event_unref(m->event);
         free(m);

@@ -111,7 +111,7 @@ Scope *manager_find_scope(Manager *m, const char *name);
 
 /* Adds a cgroup to watch while running. 1 added, 0 already wanted (a scope
  * or unwatched). A cgroup that does not exist (yet) takes no scope: it is
- * remembered as unwatched (ABSENT, *ret NULL), looked for every 2 s and
+ * remembered as unwatched (ABSENT, *ret NULL), waited for with inotify and
  * watched when it appears; a scope whose cgroup goes away is freed and
  * remembered the same way. -E2BIG when scopes_max scopes are watched:
  * logged at warning, listed as TABLE_FULL (UnwatchedCgroups, vmpressurectl

@@ -44,30 +44,6 @@ HOG_MIB = 100
 SMALL_MIB = 6
 
 
-def write_policies(files):
-    d = vt.make_tempdir()
-    for unit, text in files.items():
-        with open(os.path.join(d, f"{unit}.policy"), "w") as f:
-            f.write(text)
-    return d
-
-
-def simulate_oom(d, scope=None):
-    """Simulate(oom) on the system (or scope); the daemon acts before it
-    replies. Returns when it was called (CLOCK_MONOTONIC µs)."""
-    args = [CTL, "simulate", "oom"] + ([f"--scope={scope}"] if scope else [])
-    t0 = vt.now_usec()
-    r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60,
-                       stdin=subprocess.DEVNULL)
-    if r.returncode != 0:
-        vt.poll_until(lambda: not d.alive(), 2)
-        n = len(d.find(lambda e: e["type"] in ("killed", "would-kill")))
-        vt.fail(f"{' '.join(args[1:])}: exit {r.returncode}: {r.stderr.strip()}; the daemon "
-                f"{'is alive' if d.alive() else f'died with status {d.proc.returncode}'} after {n} "
-                f"killed/would-kill lines; its stderr ends: {d.stderr_text()[-300:]!r}")
-    return t0
-
-
 def kills(d):
     return d.find(lambda e: e["type"] in ("killed", "would-kill"))
 
@@ -118,7 +94,7 @@ class Nest:
 def test_depth():
     vt.log(f"=== a) a {HOG_MIB} MiB hog {DEPTH} cgroups below a marked unit, {SMALL_MIB} MiB at its top")
     with vu.Unit(PREFIX, "deep", limit_mib=192) as u, Nest(u.path2, DEPTH) as nest:
-        pdir = write_policies({u.unit: "[OOM]\nKill=yes\n"})
+        pdir = vu.write_policies({u.unit: "[OOM]\nKill=yes\n"})
         small = vt.Load(u, "anon", SMALL_MIB).start()
         # In the unit's v1 memcg (its limit holds the load) and deep in the cgroup2 tree.
         hog = vt.Load(None, "anon", HOG_MIB, extra_opts=[f"--cgroup={u.path}", f"--cgroup={nest.deepest}"]).start()
@@ -129,7 +105,7 @@ def test_depth():
 
         d = vt.Daemon(f"--policy-dir={pdir}", config=vb.FAST_LEVELS).start()
         vb.wait_name(vb.NAME)
-        simulate_oom(d)
+        vu.simulate_oom(d)
         ev = d.wait_for(lambda e: e["type"] == "killed", 10, "a killed line")
         vt.log(f"got: {ev['line']}")
         vt.check(int(ev["pid"]) == hog.pid and ev.get("unit") == u.unit,
@@ -186,7 +162,7 @@ def test_scope_by_path():
     vt.log("=== b) an OOM in <other>/<unit> is not the unit's own")
     with vu.Unit(PREFIX, "hog", limit_mib=64, oom_kill_disable=True) as u, Parent(f"{PREFIX}-other") as parent, \
             Other(parent.name, f"{PREFIX}-hog.service", limit_mib=64, oom_kill_disable=True) as other:
-        pdir = write_policies({u.unit: "[Policy]\nScope=unit\n\n[OOM]\nKill=yes\n"})
+        pdir = vu.write_policies({u.unit: "[Policy]\nScope=unit\n\n[OOM]\nKill=yes\n"})
         resident = vt.Load(u, "anon", 8).start()
         d = vt.Daemon(f"--policy-dir={pdir}", f"--watch={other.rel}").start()
         for cg in (u.rel, other.rel):
@@ -219,7 +195,7 @@ NAMES = ["x unit=evil", 'q"\\ z=\\x41']
 def test_names():
     vt.log(f"=== c) processes named {NAMES!r} are killed and their lines parse")
     with vu.Unit(PREFIX, "names") as u:
-        pdir = write_policies({u.unit: "[OOM]\nKill=yes\nKillTarget=unit\n"})
+        pdir = vu.write_policies({u.unit: "[OOM]\nKill=yes\nKillTarget=unit\n"})
         groups = [vu.Sleepers([u.path2], 1, comm=n, name=f"km-name{i}").start() for i, n in enumerate(NAMES)]
         expect = {}
         for pid in vt._cgroup_pids(u.path2):
@@ -229,7 +205,7 @@ def test_names():
 
         d = vt.Daemon(f"--policy-dir={pdir}", config=vb.FAST_LEVELS).start()
         vb.wait_name(vb.NAME)
-        simulate_oom(d)
+        vu.simulate_oom(d)
         vt.check(vt.poll_until(lambda: len(kills(d)) >= len(NAMES), 10),
                  f"{len(kills(d))} killed lines within 10 s, expected {len(NAMES)}")
         time.sleep(0.3)

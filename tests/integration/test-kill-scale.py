@@ -42,30 +42,6 @@ CROWD = 17000           # more than the 16,384 the daemon used to look at
 HOG_MIB = 100
 
 
-def write_policies(files):
-    d = vt.make_tempdir()
-    for unit, text in files.items():
-        with open(os.path.join(d, f"{unit}.policy"), "w") as f:
-            f.write(text)
-    return d
-
-
-def simulate_oom(d, scope=None):
-    """Simulate(oom) on the system (or scope); the daemon acts before it
-    replies. Returns when it was called (CLOCK_MONOTONIC µs)."""
-    args = [CTL, "simulate", "oom"] + ([f"--scope={scope}"] if scope else [])
-    t0 = vt.now_usec()
-    r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60,
-                       stdin=subprocess.DEVNULL)
-    if r.returncode != 0:
-        vt.poll_until(lambda: not d.alive(), 2)
-        n = len(d.find(lambda e: e["type"] in ("killed", "would-kill")))
-        vt.fail(f"{' '.join(args[1:])}: exit {r.returncode}: {r.stderr.strip()}; the daemon "
-                f"{'is alive' if d.alive() else f'died with status {d.proc.returncode}'} after {n} "
-                f"killed/would-kill lines; its stderr ends: {d.stderr_text()[-300:]!r}")
-    return t0
-
-
 def wait_notice(d, text, timeout):
     """The daemon's stderr line holding text; None when the daemon died or
     timeout passed."""
@@ -80,7 +56,7 @@ def kills(d, unit=None, verb="killed"):
 def test_unit_real():
     vt.log(f"=== a) KillTarget=unit, {MANY} processes, real kills")
     with vu.Unit(PREFIX, "many") as a, vu.Unit(PREFIX, "bystander") as n:
-        pdir = write_policies({a.unit: "[OOM]\nKill=yes\nKillTarget=unit\n"})
+        pdir = vu.write_policies({a.unit: "[OOM]\nKill=yes\nKillTarget=unit\n"})
         crowd = vu.Sleepers([a.path2], MANY, name="ks-many").start()
         bystander = vu.Sleepers([n.path2], 1, name="ks-bystander").start()
         pids = set(vt._cgroup_pids(a.path2))
@@ -88,7 +64,7 @@ def test_unit_real():
 
         d = vt.Daemon(f"--policy-dir={pdir}", config=vb.FAST_LEVELS).start()
         vb.wait_name(vb.NAME)
-        t0 = simulate_oom(d)
+        t0 = vu.simulate_oom(d)
         done = wait_notice(d, f"{a.unit}: KillTarget=unit:", 60)
         vt.check(done, f"no KillTarget=unit notice for {a.unit} within 60 s; daemon alive: {d.alive()}")
         vt.log(f"{(vt.now_usec() - t0) / 1e6:.2f} s after Simulate: {done[0]}")
@@ -123,13 +99,13 @@ def test_unit_real():
 def test_unit_dry_run():
     vt.log(f"=== b) KillTarget=unit, {DRY} processes, dry run")
     with vu.Unit(PREFIX, "dry") as a:
-        pdir = write_policies({a.unit: "[OOM]\nKill=yes\nKillTarget=unit\n"})
+        pdir = vu.write_policies({a.unit: "[OOM]\nKill=yes\nKillTarget=unit\n"})
         crowd = vu.Sleepers([a.path2], DRY, name="ks-dry").start()
         pids = set(vt._cgroup_pids(a.path2))
 
         d = vt.Daemon(f"--policy-dir={pdir}", "--dry-run", config=vb.FAST_LEVELS).start()
         vb.wait_name(vb.NAME)
-        simulate_oom(d)
+        vu.simulate_oom(d)
         done = wait_notice(d, f"{a.unit}: KillTarget=unit:", 30)
         vt.check(done, f"no KillTarget=unit notice for {a.unit} within 30 s; daemon alive: {d.alive()}")
         vt.check(f"would kill {DRY} of its processes in 2 batches" in done[0], done[0])
@@ -158,7 +134,7 @@ def test_largest_beyond_cap():
     with vu.Unit(PREFIX, "u1", limit_mib=192) as u1, vu.Unit(PREFIX, "u2", limit_mib=192) as u2:
         first, second = listing_order([u1, u2])
         vt.log(f"listed first: {first.unit}, then {second.unit}")
-        pdir = write_policies({u.unit: "[OOM]\nKill=yes\n" for u in (u1, u2)})
+        pdir = vu.write_policies({u.unit: "[OOM]\nKill=yes\n" for u in (u1, u2)})
         crowd = vu.Sleepers([first.path2], CROWD, name="ks-crowd").start()
         hog = vt.Load(second, "anon", HOG_MIB).start()
         vt.poll_until(lambda: second.usage_bytes() >= (HOG_MIB - 4) * vt.MIB, 10)
@@ -167,7 +143,7 @@ def test_largest_beyond_cap():
 
         d = vt.Daemon(f"--policy-dir={pdir}", config=vb.FAST_LEVELS).start()
         vb.wait_name(vb.NAME)
-        t0 = simulate_oom(d)
+        t0 = vu.simulate_oom(d)
         ev = d.wait_for(lambda e: e["type"] == "killed", 30, "a killed line")
         vt.log(f"{(ev['recv_usec'] - t0) / 1000:.0f} ms after Simulate: {ev['line']}")
         vt.check(ev.get("unit") == second.unit and int(ev["pid"]) == hog.pid,

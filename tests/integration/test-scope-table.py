@@ -13,8 +13,8 @@ cgroups and Z got "Argument list too long": its policy never acted.
   b) vmpressurectl status says "Not watched: 40 cgroups (40 absent, ...)",
      --json lists each absent cgroup with reason "absent", the Scopes are
      -.slice and Z only, metrics has vmpressured_unwatched_cgroups.
-  c) one of the absent units appears: the daemon watches it within 3 s (its
-     look every 2 s) without a reload, and 39 are left unwatched.
+  c) one of the absent units appears: the daemon watches it within 3 s (inotify
+     on its parent) without a reload, and 39 are left unwatched.
 
 The bound itself (reached: an error at warning, listed as table-full,
 watched once a slot is free) is tests/test-manager.c, on a fake tree."""

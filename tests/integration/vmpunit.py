@@ -247,3 +247,29 @@ class Sleepers:
         except OSError as e:
             vt.log(f"leaving {self.pids_dir}: {e}")
         return self.counts
+
+
+def write_policies(files):
+    """A fresh policy directory with one <unit>.policy per {unit: text}."""
+    d = vt.make_tempdir()
+    for unit, text in files.items():
+        with open(os.path.join(d, f"{unit}.policy"), "w") as f:
+            f.write(text)
+    return d
+
+
+def simulate_oom(d, scope=None):
+    """`vmpressurectl simulate oom` on the system (or scope) for daemon d;
+    the daemon acts before it replies. Returns when it was called
+    (CLOCK_MONOTONIC µs). Needs $VMPRESSURECTL."""
+    args = [os.environ["VMPRESSURECTL"], "simulate", "oom"] + ([f"--scope={scope}"] if scope else [])
+    t0 = vt.now_usec()
+    r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        vt.poll_until(lambda: not d.alive(), 2)
+        n = len(d.find(lambda e: e["type"] in ("killed", "would-kill")))
+        vt.fail(f"{' '.join(args[1:])}: exit {r.returncode}: {r.stderr.strip()}; the daemon "
+                f"{'is alive' if d.alive() else f'died with status {d.proc.returncode}'} after {n} "
+                f"killed/would-kill lines; its stderr ends: {d.stderr_text()[-300:]!r}")
+    return t0
