@@ -179,6 +179,15 @@ static void test_scope_table(void) {
         CHECK(m->n_rewatch_wds > 0);
         CHECK(m->rewatch_timer != NULL);
         CHECK_EQ_INT(sd_event_source_get_enabled(m->rewatch_timer, NULL), 0);  /* SD_EVENT_OFF */
+        /* And nothing wakes the pass while nothing is made: re-arming removes
+         * watches, whose IN_IGNORED must not start it again (it spun). */
+        {
+                uint64_t passes = m->n_rewatch_passes;
+
+                for (int i = 0; i < 5; i++)
+                        (void) sd_event_run(m->event, 50 * USEC_PER_MSEC);
+                CHECK_EQ_U64(m->n_rewatch_passes, passes);
+        }
         make_cgroup("late2");
         CHECK(run_until(m, late2_watched, 5 * USEC_PER_SEC));
         CHECK_EQ_INT(m->n_scopes, 7);

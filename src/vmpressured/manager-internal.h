@@ -62,6 +62,7 @@ struct Manager {
         sd_event_source *rewatch_inotify;
         int rewatch_wds[MANAGER_REWATCH_WATCHES_MAX];
         size_t n_rewatch_wds;
+        uint64_t n_rewatch_passes;      /* how often absent cgroups were looked for (tests) */
         manager_config_loader_t config_loader;
         void *config_loader_userdata;
         manager_reload_hook_t reload_hook;

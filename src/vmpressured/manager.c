@@ -611,6 +611,8 @@ static int unwatched_try(Manager *m, size_t i) {
 static int on_rewatch(sd_event_source *es, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
+        m->n_rewatch_passes++;
+
         for (size_t i = 1; i < m->n_scopes; i++) {
                 Scope *s = m->scopes[i];
 
@@ -631,13 +633,23 @@ static int on_rewatch(sd_event_source *es, uint64_t usec, void *userdata) {
 }
 
 /* A directory was made below a watched ancestor: read the events away and
- * look at every absent cgroup again (the pass re-arms the watches). */
+ * look at every absent cgroup again (the pass re-arms the watches). Only
+ * IN_CREATE (or a lost queue) counts: re-arming removes watches, and every
+ * inotify_rm_watch() queues an IN_IGNORED, which must not start the pass
+ * again (that would spin). */
 static int on_rewatch_inotify(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        bool created = false;
+        ssize_t n;
 
-        while (read(fd, buf, sizeof(buf)) > 0)
-                ;
-        return on_rewatch(NULL, 0, userdata);
+        while ((n = read(fd, buf, sizeof(buf))) > 0)
+                for (size_t off = 0; off + sizeof(struct inotify_event) <= (size_t) n;) {
+                        const struct inotify_event *e = (const struct inotify_event *) (buf + off);
+
+                        created = created || (e->mask & (IN_CREATE | IN_Q_OVERFLOW));
+                        off += sizeof(struct inotify_event) + e->len;
+                }
+        return created ? on_rewatch(NULL, 0, userdata) : 0;
 }
 
 int manager_new(const Config *config, bool print_events, Manager **ret) {
