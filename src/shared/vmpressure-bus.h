@@ -43,6 +43,9 @@
 #define VMP_BUS_PROPERTY_RECENT_ACTIONS     "RecentActions"
 #define VMP_BUS_PROPERTY_UNWATCHED          "UnwatchedCgroups"
 #define VMP_BUS_PROPERTY_POLICIES           "Policies"
+#define VMP_BUS_PROPERTY_SOURCE_DETAILS     "SourceDetails"
+/* scope, what its source reads and what wakes it */
+#define VMP_BUS_SOURCE_DETAIL_STRUCT "(ss)"
 
 /* name, cgroup, level, source, normal, low, medium, oom announcements */
 #define VMP_BUS_SCOPE_SIG            "sssstttt"

@@ -146,6 +146,7 @@ static int get_trivial(sd_bus *bus, const char *prop, char type, void *ret, sd_b
 
 typedef struct ScopeInfo {
         char *name, *cgroup, *level, *source;
+        const char *source_detail;              /* "" when the daemon gives none */
         uint64_t count[_LEVEL_MAX];
         int simulated;                          /* in a simulation now */
         uint64_t simulated_count[_LEVEL_MAX];   /* the part of count made by Simulate() */
@@ -197,7 +198,7 @@ typedef struct Status {
         UnwatchedInfo unwatched[VMP_BUS_UNWATCHED_MAX];
         size_t n_unwatched;
         /* The replies own the strings above. */
-        sd_bus_message *scopes_reply, *simulations_reply, *latencies_reply, *actions_reply, *unwatched_reply;
+        sd_bus_message *scopes_reply, *simulations_reply, *details_reply, *latencies_reply, *actions_reply, *unwatched_reply;
 } Status;
 
 static void status_done(Status *s) {
@@ -209,6 +210,7 @@ static void status_done(Status *s) {
         free(s->policies);
         sd_bus_message_unref(s->scopes_reply);
         sd_bus_message_unref(s->simulations_reply);
+        sd_bus_message_unref(s->details_reply);
         sd_bus_message_unref(s->latencies_reply);
         sd_bus_message_unref(s->actions_reply);
         sd_bus_message_unref(s->unwatched_reply);
@@ -266,6 +268,29 @@ static int read_scope_simulations(sd_bus *bus, Status *s, sd_bus_error *e) {
                                 s->scopes[i].simulated = simulated;
                                 memcpy(s->scopes[i].simulated_count, c, sizeof(c));
                         }
+        }
+        return r < 0 ? r : 0;
+}
+
+static int read_source_details(sd_bus *bus, Status *s, sd_bus_error *e) {
+        const char *name, *detail;
+        int r;
+
+        for (size_t i = 0; i < s->n_scopes; i++)
+                s->scopes[i].source_detail = "";
+        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE,
+                                VMP_BUS_PROPERTY_SOURCE_DETAILS, e, &s->details_reply,
+                                "a" VMP_BUS_SOURCE_DETAIL_STRUCT);
+        if (r < 0)
+                return tolerate_unknown(r, e);
+        r = sd_bus_message_enter_container(s->details_reply, 'a', VMP_BUS_SOURCE_DETAIL_STRUCT);
+        while (r >= 0) {
+                r = sd_bus_message_read(s->details_reply, VMP_BUS_SOURCE_DETAIL_STRUCT, &name, &detail);
+                if (r <= 0)
+                        break;
+                for (size_t i = 0; i < s->n_scopes; i++)
+                        if (streq(s->scopes[i].name, name))
+                                s->scopes[i].source_detail = detail;
         }
         return r < 0 ? r : 0;
 }
@@ -405,6 +430,8 @@ static int status_read(sd_bus *bus, Status *s, sd_bus_error *e) {
         if (r >= 0)
                 r = read_scope_simulations(bus, s, e);
         if (r >= 0)
+                r = read_source_details(bus, s, e);
+        if (r >= 0)
                 r = read_latencies(bus, s, e);
         if (r >= 0)
                 r = read_actions(bus, s, e);
@@ -487,6 +514,8 @@ static void status_print_json(const Status *s) {
                 json_string(stdout, c->level);
                 printf(",\"source\":");
                 json_string(stdout, c->source);
+                printf(",\"source_detail\":");
+                json_string(stdout, c->source_detail ?: "");
                 printf(",\"counts\":");
                 counts_json(c->count);
                 printf(",\"simulated\":%s,\"simulated_counts\":", c->simulated ? "true" : "false");
@@ -603,6 +632,14 @@ static void status_print(const Status *s) {
                 printf("%-24s %-8s %-10s %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %-9s  %s\n", c->name,
                        c->level, c->source, c->count[LEVEL_NONE], c->count[LEVEL_LOW], c->count[LEVEL_MEDIUM],
                        c->count[LEVEL_OOM], c->simulated ? "yes" : "no", c->cgroup[0] ? c->cgroup : "/");
+        }
+        for (size_t i = 0, shown = 0; i < s->n_scopes; i++) {
+                const ScopeInfo *c = &s->scopes[i];
+                if (!c->source_detail || !c->source_detail[0])
+                        continue;
+                if (shown++ == 0)
+                        printf("\n%-24s %s\n", "SCOPE", "SOURCE DETAIL");
+                printf("%-24s %s: %s\n", c->name, c->source, c->source_detail);
         }
         if (s->n_unwatched > 0) {
                 printf("\n%-11s %s\n", "NOT WATCHED", "CGROUP");

@@ -18,7 +18,9 @@ struct Scope {
         Source *source;                 /* NULL once the cgroup is gone */
         SourceType source_type;
         LevelEngine engine;
-        sd_event_source *poll_timer;    /* headroom sampling, adaptive */
+        sd_event_source *poll_timer;    /* headroom sampling, on only while the source speaks */
+        usec_t active_usec;             /* the last sample of the source (not headroom) */
+        char source_detail[512];        /* source_describe() of the source */
         sd_event_source *deadline_timer;/* the engine's next drop */
         bool busy;
         bool headroom;                  /* false when the scope has no limit to measure */

@@ -124,20 +124,30 @@ void manager_record_action(Manager *m, const char *unit, Level level, bool kill,
                 latency_record(&m->latency, kill ? LATENCY_KILL : LATENCY_SIGNAL, a.simulated, a.latency_usec);
 }
 
-/* Under pressure everything that polls polls faster; back to slow at NONE. */
+/* Headroom is sampled every Poll BusyMSec= from the first sample of the
+ * scope's source (the kernel said it reclaims) until the scope is back at
+ * NONE and QuietSec= passed without one; an idle scope never samples it. */
+static void scope_arm_headroom(Scope *s, usec_t when) {
+        int enabled = SD_EVENT_OFF;
+
+        if (!s->poll_timer || !s->headroom || s->gone)
+                return;
+        (void) sd_event_source_get_enabled(s->poll_timer, &enabled);
+        if (enabled != SD_EVENT_OFF)
+                return;
+        (void) sd_event_source_set_time(s->poll_timer, when);
+        (void) sd_event_source_set_enabled(s->poll_timer, SD_EVENT_ONESHOT);
+}
+
+/* Under pressure the source samples on, and so does the headroom. */
 static void scope_set_busy(Scope *s, bool busy) {
         if (s->busy == busy)
                 return;
         s->busy = busy;
         if (s->source)
                 source_set_busy(s->source, busy);
-        if (s->poll_timer && s->headroom) {
-                usec_t now = 0;
-                (void) sd_event_now(s->manager->event, CLOCK_MONOTONIC, &now);
-                (void) sd_event_source_set_time(s->poll_timer,
-                        now + (busy ? s->manager->config.params.poll.busy_usec
-                                    : s->manager->config.params.poll.idle_usec));
-        }
+        if (busy)
+                scope_arm_headroom(s, source_now_usec());
 }
 
 void manager_feed(Manager *m, Scope *s, const Sample *sample) {
@@ -146,6 +156,10 @@ void manager_feed(Manager *m, Scope *s, const Sample *sample) {
 
         if (s->gone)
                 return;
+        if (sample->kind != SAMPLE_HEADROOM) {
+                s->active_usec = sample->timestamp_usec;
+                scope_arm_headroom(s, source_now_usec());
+        }
         if (level_engine_feed(&s->engine, sample, &ev) > 0) {
                 (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
                 /* sd_event_now() is the loop's wake-up time; the sample may be newer. */
@@ -214,6 +228,7 @@ static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
         Scope *s = userdata;
         Manager *m = s->manager;
         Sample sample = { .kind = SAMPLE_HEADROOM };
+        usec_t now;
         int r;
 
         r = headroom_read(&m->env, s->cgroup, s->buf, sizeof(s->buf),
@@ -223,15 +238,19 @@ static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
                 s->headroom = false;
                 return sd_event_source_set_enabled(es, SD_EVENT_OFF);
         }
+        now = source_now_usec();
         if (r < 0)
                 log_debug_errno(r, "%s: reading headroom failed, ignoring: %m", s->name);
         else {
-                sample.timestamp_usec = source_now_usec();
+                sample.timestamp_usec = now;
                 manager_feed(m, s, &sample);
         }
-
-        (void) sd_event_source_set_time(es, usec + (s->busy ? m->config.params.poll.busy_usec
-                                                            : m->config.params.poll.idle_usec));
+        if (s->gone || !s->headroom)
+                return 0;
+        if (s->busy || s->active_usec + m->config.level.quiet_usec > now) {
+                (void) sd_event_source_set_time(es, now + m->config.params.poll.busy_usec);
+                (void) sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
+        }
         return 0;
 }
 
@@ -347,12 +366,14 @@ static int scope_open_source(Manager *m, Scope *s) {
                 return log_error_errno(r, "%s: no usable memory-pressure source%s.", s->name,
                                        m->config.source >= 0 ? " (the source was forced with Source=/--source)" : "");
 
+        source_describe(s->source, s->source_detail, sizeof(s->source_detail));
         (void) snprintf(f_scope, sizeof(f_scope), "VMP_SCOPE=%s", s->name);
         (void) snprintf(f_source, sizeof(f_source), "VMP_SOURCE=%s", source_type_to_string(s->source_type));
         log_struct_internal(LOG_NOTICE, MESSAGE_ID_SOURCE, (const char *const[]) { f_scope, f_source, NULL },
-                            "%s: watching memory pressure with the %s source%s%s.", s->name,
+                            "%s: watching memory pressure with the %s source%s%s%s%s.", s->name,
                             source_type_to_string(s->source_type),
-                            s->cgroup[0] ? " on cgroup " : "", s->cgroup);
+                            s->cgroup[0] ? " on cgroup " : "", s->cgroup,
+                            s->source_detail[0] ? ": " : "", s->source_detail);
         print_line(m, "source scope=%s source=%s cgroup=%s", s->name,
                    source_type_to_string(s->source_type), s->cgroup[0] ? s->cgroup : "-");
         return 0;
@@ -365,14 +386,16 @@ static int scope_start(Manager *m, Scope *s) {
         if (r < 0)
                 return r;
 
-        /* Headroom is sampled on a timer: the kernel tells us nothing when an
-         * anonymous-only hog eats the last free memory without swap (PSI
-         * stayed under 3 % "some" while ~10 MiB were left: docs/kernel.md#psi-silent-anon). */
-        r = sd_event_add_time_relative(m->event, &s->poll_timer, CLOCK_MONOTONIC,
-                                       m->config.params.poll.idle_usec, 10 * USEC_PER_MSEC, on_poll, s);
+        /* Headroom is sampled on a timer once the source has spoken: the
+         * kernel's notifications say that reclaim runs, not how much is left,
+         * and an anonymous-only hog without swap can eat the last free memory
+         * while PSI stays under 3 % "some" (docs/kernel.md#psi-silent-anon).
+         * Off until then (scope_arm_headroom()). */
+        r = sd_event_add_time(m->event, &s->poll_timer, CLOCK_MONOTONIC, USEC_INFINITY,
+                              10 * USEC_PER_MSEC, on_poll, s);
         if (r < 0)
                 return log_error_errno(r, "%s: cannot add the headroom timer: %m", s->name);
-        return sd_event_source_set_enabled(s->poll_timer, SD_EVENT_ON);
+        return sd_event_source_set_enabled(s->poll_timer, SD_EVENT_OFF);
 }
 
 /* A unit's cgroup disappears when the unit stops and comes back when it
@@ -1034,6 +1057,7 @@ void scope_status(const Scope *s, ScopeStatus *ret) {
                 .index = s->engine.index,
                 .source_type = s->source_type,
                 .source = s->source_type >= 0 ? source_type_to_string(s->source_type) : NULL,
+                .source_detail = s->source_type >= 0 ? s->source_detail : "",
                 .gone = s->gone,
                 .last_change_usec = s->last_change_usec,
                 .simulated = s->simulated,

@@ -171,6 +171,7 @@ typedef struct ScopeStatus {
         unsigned index;
         SourceType source_type;         /* _SOURCE_TYPE_INVALID: none (gone) */
         const char *source;             /* its name, NULL for none */
+        const char *source_detail;      /* what it reads and what wakes it, "" when the name says it all */
         bool gone;
         usec_t last_change_usec;
         uint64_t announced[_LEVEL_MAX];

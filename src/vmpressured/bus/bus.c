@@ -255,6 +255,26 @@ static int property_get_scope_simulations(sd_bus *bus, const char *path, const c
         return sd_bus_message_close_container(reply);
 }
 
+/* Every scope: (name, what its source reads and what wakes it; "" when the
+ * source's name says it all). */
+static int property_get_source_details(sd_bus *bus, const char *path, const char *interface,
+                                       const char *property, sd_bus_message *reply, void *userdata,
+                                       sd_bus_error *error) {
+        const Manager *m = ((Bus *) userdata)->manager;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', VMP_BUS_SOURCE_DETAIL_STRUCT);
+        for (size_t i = 0; r >= 0 && i < manager_n_scopes(m); i++) {
+                ScopeStatus s;
+
+                scope_status(manager_scope(m, i), &s);
+                r = sd_bus_message_append(reply, VMP_BUS_SOURCE_DETAIL_STRUCT, s.name, s.source_detail ?: "");
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
 static int append_histogram(sd_bus_message *reply, LatencyStage stage, bool simulated, const LatencyHistogram *h) {
         int r;
 
@@ -628,6 +648,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Simulated", "b", property_get_simulated, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY(VMP_BUS_PROPERTY_SCOPE_SIMULATIONS, "a" VMP_BUS_SCOPE_SIMULATION_STRUCT,
                         property_get_scope_simulations, 0, 0),
+        SD_BUS_PROPERTY(VMP_BUS_PROPERTY_SOURCE_DETAILS, "a" VMP_BUS_SOURCE_DETAIL_STRUCT,
+                        property_get_source_details, 0, 0),
         SD_BUS_PROPERTY(VMP_BUS_PROPERTY_LATENCIES, "a" VMP_BUS_LATENCY_STRUCT, property_get_latencies, 0, 0),
         SD_BUS_PROPERTY(VMP_BUS_PROPERTY_RECENT_ACTIONS, "a" VMP_BUS_ACTION_STRUCT, property_get_recent_actions,
                         0, 0),

@@ -215,6 +215,29 @@ int vmstat_parse(const char *text, size_t len, VmstatCounters *ret) {
         return 0;
 }
 
+int vmstat_parse_machine(const char *text, size_t len, VmstatCounters *ret) {
+        /* Proactive reclaim (memory.reclaim) is a cgroup's too: left out. */
+        static const unsigned required[] = {
+                VM_PGSCAN_KSWAPD, VM_PGSCAN_DIRECT, VM_PGSTEAL_KSWAPD, VM_PGSTEAL_DIRECT };
+        static const unsigned scan[] = { VM_PGSCAN_KSWAPD, VM_PGSCAN_DIRECT, VM_PGSCAN_KHUGEPAGED };
+        static const unsigned steal[] = { VM_PGSTEAL_KSWAPD, VM_PGSTEAL_DIRECT, VM_PGSTEAL_KHUGEPAGED };
+        VmstatFields f = {};
+        int r;
+
+        r = vmstat_collect(text, len, &f);
+        if (r < 0)
+                return r;
+        if (!vmstat_have(&f, required, ELEMENTSOF(required)))
+                return -EBADMSG;
+        *ret = (VmstatCounters) {
+                .pgscan = vmstat_sum(&f, scan, ELEMENTSOF(scan)),
+                .pgsteal = vmstat_sum(&f, steal, ELEMENTSOF(steal)),
+                .have_oom_kill = f.have[VM_OOM_KILL],
+                .oom_kill = f.value[VM_OOM_KILL],
+        };
+        return 0;
+}
+
 /* "      24683568 kB" → bytes. The kernel prints every size line in kB. */
 static int meminfo_value(Span value, uint64_t *ret) {
         size_t d = span_digits(value);

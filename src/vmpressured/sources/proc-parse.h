@@ -19,6 +19,10 @@ typedef struct VmstatCounters {
  * memory.stat ("pgscan", "pgsteal"). -EBADMSG when no scan counter is found
  * or a line is malformed. */
 int vmstat_parse(const char *text, size_t len, VmstatCounters *ret);
+/* /proc/vmstat, the machine's own reclaim only: pgscan_kswapd+pgscan_direct
+ * (+khugepaged), which leave out the reclaim of a cgroup at its own limit
+ * (docs/kernel.md#vmstat-counters). -EBADMSG when they are missing. */
+int vmstat_parse_machine(const char *text, size_t len, VmstatCounters *ret);
 
 typedef struct Meminfo {
         uint64_t mem_total_bytes;

@@ -9,6 +9,7 @@
 typedef enum SourceType {
         SOURCE_SYSCALL,         /* vmpressure_fd(2), only where the kernel advertises it */
         SOURCE_MEMCG,           /* cgroup v1 memory.pressure_level + memory.oom_control eventfds */
+        SOURCE_RECLAIM,         /* cgroup v2: memory.stat or /proc/vmstat, sampled when PSI or memory.events wake it */
         SOURCE_PSI,             /* PSI triggers: /proc/pressure/memory, cgroup2 memory.pressure */
         SOURCE_VMSTAT,          /* poll /proc/vmstat (or cgroup2 memory.stat): the seed's index */
         _SOURCE_TYPE_MAX,

@@ -8,6 +8,7 @@
 static const char *const source_type_table[_SOURCE_TYPE_MAX] = {
         [SOURCE_SYSCALL] = "syscall",
         [SOURCE_MEMCG]   = "memcg",
+        [SOURCE_RECLAIM] = "reclaim",
         [SOURCE_PSI]     = "psi",
         [SOURCE_VMSTAT]  = "vmstat",
 };
@@ -15,6 +16,7 @@ static const char *const source_type_table[_SOURCE_TYPE_MAX] = {
 static const SourceOps *const source_ops_table[_SOURCE_TYPE_MAX] = {
         [SOURCE_SYSCALL] = &source_syscall_ops,
         [SOURCE_MEMCG]   = &source_memcg_ops,
+        [SOURCE_RECLAIM] = &source_reclaim_ops,
         [SOURCE_PSI]     = &source_psi_ops,
         [SOURCE_VMSTAT]  = &source_vmstat_ops,
 };
@@ -243,6 +245,14 @@ Source *source_free(Source *s) {
         s->ops->close(s);
         free(s);
         return NULL;
+}
+
+void source_describe(const Source *s, char *buf, size_t size) {
+        if (size == 0)
+                return;
+        buf[0] = '\0';
+        if (s && s->ops->describe)
+                s->ops->describe(s, buf, size);
 }
 
 void source_set_busy(Source *s, bool busy) {

@@ -37,6 +37,9 @@ typedef struct SourceOps {
         int (*open)(Source *s, char *reason, size_t reason_size);
         void (*close)(Source *s);       /* releases what open() made; safe after a failed open() */
         void (*set_busy)(Source *s, bool busy); /* adapt polling; NULL for event-driven sources */
+        /* One line on what the source reads and what wakes it, for status and
+         * the start-up log; NULL when the type's name says it all. */
+        void (*describe)(const Source *s, char *buf, size_t size);
 } SourceOps;
 
 struct Source {
@@ -73,6 +76,8 @@ int source_new(SourceType type,
 Source *source_free(Source *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Source *, source_free);
 void source_set_busy(Source *s, bool busy);
+/* The describe() line, or "" when the source has none. */
+void source_describe(const Source *s, char *buf, size_t size);
 
 /* Helpers the implementations share. */
 usec_t source_now_usec(void);           /* CLOCK_MONOTONIC, for Sample.timestamp_usec */
@@ -81,6 +86,7 @@ void source_gone(Source *s, int error);
 
 extern const SourceOps source_syscall_ops;
 extern const SourceOps source_memcg_ops;
+extern const SourceOps source_reclaim_ops;
 extern const SourceOps source_psi_ops;
 extern const SourceOps source_vmstat_ops;
 
