@@ -220,11 +220,11 @@ typedef struct BadCase {
 static void test_bad_values(void) {
         static const BadCase t[] = {
                 { "[Daemon]\nSource=fancy\n", F_SOURCE,
-                  F ":2: Invalid value 'fancy' for Source=: must be one of auto, syscall, memcg, psi, vmstat" },
+                  F ":2: Invalid value 'fancy' for Source=: must be one of auto, syscall, memcg, reclaim, psi, vmstat" },
                 { "[Daemon]\nSource=\n", F_SOURCE,
-                  F ":2: Invalid value '' for Source=: must be one of auto, syscall, memcg, psi, vmstat" },
+                  F ":2: Invalid value '' for Source=: must be one of auto, syscall, memcg, reclaim, psi, vmstat" },
                 { "[Daemon]\nSource=PSI\n", F_SOURCE,
-                  F ":2: Invalid value 'PSI' for Source=: must be one of auto, syscall, memcg, psi, vmstat" },
+                  F ":2: Invalid value 'PSI' for Source=: must be one of auto, syscall, memcg, reclaim, psi, vmstat" },
                 { "[Daemon]\nSystemPressure=any\n", F_SYSTEM_PRESSURE,
                   F ":2: Invalid value 'any' for SystemPressure=: must be machine or any-cgroup" },
                 { "[Daemon]\nSystemPressure=\n", F_SYSTEM_PRESSURE,
@@ -376,7 +376,7 @@ static void test_structure_errors(void) {
         CHECK_EQ_INT(parse(&c, "[Daemon]\nSource=abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghij\n", &d),
                      -EINVAL);
         CHECK_STREQ(d.msg[0], F ":2: Invalid value 'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuv…' "
-                    "for Source=: must be one of auto, syscall, memcg, psi, vmstat");
+                    "for Source=: must be one of auto, syscall, memcg, reclaim, psi, vmstat");
 }
 
 /* Good keys after bad lines still apply; every bad line has its own message. */
@@ -401,7 +401,7 @@ static void test_errors_do_not_stop(void) {
         config_init(&c);
         CHECK_EQ_INT(parse(&c, text, &d), -EINVAL);
         CHECK_EQ_INT(diag_count(&d), 4);
-        CHECK_STREQ(d.msg[0], F ":3: Invalid value 'psy' for Source=: must be one of auto, syscall, memcg, psi, vmstat");
+        CHECK_STREQ(d.msg[0], F ":3: Invalid value 'psy' for Source=: must be one of auto, syscall, memcg, reclaim, psi, vmstat");
         CHECK_STREQ(d.msg[1], F ":5: Missing '=' in line 'this is not ini', ignoring");
         CHECK_STREQ(d.msg[2], F ":8: Invalid value 'many' for Window=: must be an integer 1…1048576");
         CHECK_STREQ(d.msg[3], F ":10: Unknown key 'Colour' in section [Levels]");

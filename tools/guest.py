@@ -98,6 +98,18 @@ WantedBy=multi-user.target
 """
 
 
+def unmount_below(root):
+    """debootstrap mounts /proc (and sometimes /sys) in its target and can
+    leave it mounted (seen here: /proc still mounted after "Base system
+    installed successfully"); mkfs.ext4 -d would copy it (and fail on auxv).
+    Deepest first."""
+    root = os.path.realpath(root)
+    below = [l.split()[4] for l in open("/proc/self/mountinfo")]
+    below = [m for m in below if m.startswith(root + "/")]
+    for m in sorted(below, key=len, reverse=True):
+        subprocess.run(["umount", "-l", m], stderr=subprocess.DEVNULL)
+
+
 def image(out, packages, runner, runner_name, stamp_inputs="", setup=None, files=(), hostname="vmpguest",
           size="3G", rebuild=False):
     """debootstrap --variant=minbase of PACKAGES → OUT/guest.img (ext4), with the
@@ -148,6 +160,7 @@ def image(out, packages, runner, runner_name, stamp_inputs="", setup=None, files
     tmp = img + ".tmp"
     if os.path.exists(tmp):
         os.unlink(tmp)
+    unmount_below(root)
     log("mkfs.ext4 -d")
     run("mkfs.ext4", "-q", "-F", "-L", "root", "-d", root, tmp, size)
     os.rename(tmp, img)

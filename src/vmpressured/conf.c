@@ -251,7 +251,7 @@ static int parse_source(ConfParse *p, const ConfKey *k, const char *value, unsig
                 t = source_type_from_string(value);
                 if (t < 0)
                         return invalid_value(p, k, value, line,
-                                             "must be one of auto, syscall, memcg, psi, vmstat");
+                                             "must be one of auto, syscall, memcg, reclaim, psi, vmstat");
         }
         p->config->source = t;
         return 0;

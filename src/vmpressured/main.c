@@ -53,7 +53,7 @@ static void help(void) {
                "Turns the kernel's memory-pressure notifications into the levels\n"
                "LOW, MEDIUM, OOM and back to NORMAL.\n\n"
                "  -c --config=PATH       Configuration file (default %s)\n"
-               "  -s --source=SOURCE     auto, syscall, memcg, psi or vmstat\n"
+               "  -s --source=SOURCE     auto, syscall, memcg, reclaim, psi or vmstat\n"
                "  -w --watch=CGROUP      Also watch this cgroup (path below the root); repeatable\n"
                "     --syscall-nr=N      vmpressure_fd syscall number, where the kernel has one\n"
                "  -l --log-level=LEVEL   emerg … debug\n"
@@ -213,7 +213,7 @@ static int apply_args(const Args *a, Config *c) {
                 if (streq(a->source, "auto"))
                         c->source = _SOURCE_TYPE_INVALID;
                 else if ((c->source = source_type_from_string(a->source)) < 0) {
-                        fprintf(stderr, "Unknown source '%s': expected auto, syscall, memcg, psi or vmstat.\n",
+                        fprintf(stderr, "Unknown source '%s': expected auto, syscall, memcg, reclaim, psi or vmstat.\n",
                                 a->source);
                         return -EINVAL;
                 }
