@@ -50,6 +50,7 @@ NOT_RUN = {
     "systemd-oomd": "needs systemd as PID 1 (it asks the manager for the ManagedOOM* units it watches) on the "
                     "unified cgroup hierarchy; this host's PID 1 is not systemd and its layout is hybrid",
 }
+NOT_RUN["systemd-oomd-fair"] = NOT_RUN["systemd-oomd"]
 
 
 def log(*a):
