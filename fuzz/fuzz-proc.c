@@ -37,6 +37,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         r = vmstat_parse(text, size, &vm);
         FUZZ_CHECK(r == 0 || (ERR_OK(r) && UNTOUCHED(vm)));
 
+        memset(&vm, POISON, sizeof(vm));
+        r = vmstat_parse_machine(text, size, &vm);
+        FUZZ_CHECK(r == 0 || (ERR_OK(r) && UNTOUCHED(vm)));
+
         memset(&mi, POISON, sizeof(mi));
         r = meminfo_parse(text, size, &mi);
         FUZZ_CHECK(r == 0 || (ERR_OK(r) && UNTOUCHED(mi)));

@@ -148,6 +148,47 @@ static void test_vmstat_good(void) {
         }
 }
 
+static int vmstat_machine(const char *s, size_t len, VmstatCounters *ret) {
+        _cleanup_(freep) char *p = dup_exact(s, len);
+
+        return vmstat_parse_machine(p, len, ret);
+}
+
+/* The machine's own reclaim: kswapd+direct(+khugepaged), never anon+file (which
+ * count a cgroup's limit reclaim too) and never proactive (memory.reclaim). */
+static void test_vmstat_machine(void) {
+        VmstatCounters c;
+
+        /* During memcg-limit reclaim only anon/file move: the machine did not reclaim. */
+        CHECK_EQ_INT(vmstat_machine(LIT(vmstat_real), &c), 0);
+        CHECK_EQ_U64(c.pgscan, 0);
+        CHECK_EQ_U64(c.pgsteal, 0);
+        CHECK(c.have_oom_kill);
+
+        CHECK_EQ_INT(vmstat_machine(LIT("pgscan_kswapd 100\npgscan_direct 20\npgscan_khugepaged 3\n"
+                                        "pgscan_proactive 1000\npgsteal_kswapd 90\npgsteal_direct 10\n"
+                                        "pgsteal_khugepaged 2\npgsteal_proactive 900\npgscan_anon 5000\n"
+                                        "pgscan_file 6000\npgsteal_anon 1\npgsteal_file 2\n"), &c), 0);
+        CHECK_EQ_U64(c.pgscan, 123);
+        CHECK_EQ_U64(c.pgsteal, 102);
+        CHECK(!c.have_oom_kill);
+
+        /* 6.1 has no khugepaged/proactive lines. */
+        CHECK_EQ_INT(vmstat_machine(LIT("pgsteal_kswapd 7\npgsteal_direct 1\npgscan_kswapd 9\n"
+                                        "pgscan_direct 2\noom_kill 4\n"), &c), 0);
+        CHECK_EQ_U64(c.pgscan, 11);
+        CHECK_EQ_U64(c.pgsteal, 8);
+        CHECK_EQ_U64(c.oom_kill, 4);
+
+        /* A cgroup2 memory.stat ("pgscan"/"pgsteal" only) or anon+file alone is not the machine's. */
+        CHECK_EQ_INT(vmstat_machine(LIT("pgscan 10\npgsteal 5\n"), &c), -EBADMSG);
+        CHECK_EQ_INT(vmstat_machine(LIT("pgscan_anon 1\npgscan_file 2\npgsteal_anon 1\npgsteal_file 2\n"), &c),
+                     -EBADMSG);
+        CHECK_EQ_INT(vmstat_machine(LIT("pgscan_kswapd 1\npgscan_direct x\npgsteal_kswapd 1\n"
+                                        "pgsteal_direct 1\n"), &c), -EBADMSG);
+        CHECK_EQ_INT(vmstat_machine(LIT(""), &c), -EBADMSG);
+}
+
 static void test_vmstat_bad(void) {
         static const struct {
                 const char *name;
@@ -483,6 +524,7 @@ static void test_prefixes(void) {
 
 int main(void) {
         test_vmstat_good();
+        test_vmstat_machine();
         test_vmstat_bad();
         test_meminfo();
         test_psi_good();
