@@ -624,7 +624,10 @@ static int unwatched_try(Manager *m, size_t i) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                u->reason = UNWATCHED_NO_SOURCE;
+                /* A cgroup being removed is still visible for a moment after
+                 * its files are gone (seen under systemd at a unit's stop):
+                 * absent, waited for by inotify, not "no source" on a timer. */
+                u->reason = cgroup_exists(m, cg) ? UNWATCHED_NO_SOURCE : UNWATCHED_ABSENT;
                 return 0;
         }
         unwatched_remove(m, i);
