@@ -267,6 +267,84 @@ static void test_listener_phases(void) {
         CHECK_EQ_INT(manager_set_actions_hook(m, NULL, NULL), 0);
 }
 
+static Scope *h_scope;
+
+static int unlink_in(const char *cg, const char *file) {
+        char path[PATH_MAX];
+
+        (void) snprintf(path, sizeof(path), "%s/%s/%s", root, cg, file);
+        return unlink(path);
+}
+
+static bool h_headroom_on(Manager *m) {
+        int enabled = SD_EVENT_OFF;
+
+        (void) sd_event_source_get_enabled(h_scope->poll_timer, &enabled);
+        return enabled != SD_EVENT_OFF;
+}
+
+static bool h_headroom_off(Manager *m) {
+        return !h_headroom_on(m);
+}
+
+static bool h_oom(Manager *m) {
+        return h_scope->announced[LEVEL_OOM] > 0;
+}
+
+static bool h_back_to_none(Manager *m) {
+        return h_scope->engine.current == LEVEL_NONE && h_scope->announced[LEVEL_NONE] > 0;
+}
+
+/* Headroom is read only after the source said something, and no longer
+ * once the scope is back at NONE and QuietSec= passed: an idle scope reads
+ * nothing and keeps no timer on. (The headroom timer used to run from the
+ * start, every Poll IdleSec=, forever.) */
+static void test_headroom_armed_by_source(void) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        Config c;
+
+        config_init(&c);
+        c.source = SOURCE_VMSTAT;
+        c.params.poll.idle_usec = 20 * USEC_PER_MSEC;
+        c.params.poll.busy_usec = 20 * USEC_PER_MSEC;
+        c.level.hold_usec = 50 * USEC_PER_MSEC;
+        c.level.quiet_usec = 200 * USEC_PER_MSEC;
+        c.level.repeat_usec = 50 * USEC_PER_MSEC;
+        CHECK_EQ_INT(manager_new(&c, false, &m), 0);
+        if (!m)
+                return;
+        (void) snprintf(m->env.cgroup2_root, sizeof(m->env.cgroup2_root), "%s", root);
+        m->env.memcg_v1_root[0] = '\0';
+        make_cgroup("h");
+        put("h", "memory.max", "104857600\n");         /* 100 MiB */
+        put("h", "memory.current", "10485760\n");      /* 10 MiB used */
+        CHECK_EQ_INT(manager_start(m), 0);
+        CHECK_EQ_INT(manager_watch(m, "h", &h_scope), 1);
+        if (!h_scope)
+                return;
+
+        /* Idle: the vmstat source polls, sees nothing, and the headroom stays off. */
+        (void) run_until(m, h_oom, 200 * USEC_PER_MSEC);
+        CHECK(h_headroom_off(m));
+        CHECK(!h_oom(m));
+
+        /* Reclaim (fewer pages than a window: no level yet) arms the headroom,
+         * which finds the cgroup at its limit: OOM from headroom. */
+        put("h", "memory.stat", "anon 0\nfile 0\ninactive_file 0\npgscan 10\npgsteal 10\n");
+        CHECK(run_until(m, h_headroom_on, 500 * USEC_PER_MSEC));
+        put("h", "memory.current", "104857600\n");
+        CHECK(run_until(m, h_oom, 500 * USEC_PER_MSEC));
+        CHECK(h_scope->engine.last_cause == SAMPLE_HEADROOM);
+
+        /* Memory back, no more reclaim: NONE, and after QuietSec= the timer is off. */
+        put("h", "memory.current", "10485760\n");
+        CHECK(run_until(m, h_back_to_none, USEC_PER_SEC));
+        CHECK(run_until(m, h_headroom_off, USEC_PER_SEC));
+        CHECK(unlink_in("h", "memory.max") == 0);
+        CHECK(unlink_in("h", "memory.current") == 0);
+        remove_cgroup("h");
+}
+
 int main(void) {
         if (!mkdtemp(root)) {
                 perror("mkdtemp");
@@ -274,6 +352,7 @@ int main(void) {
         }
         test_scope_table();
         test_listener_phases();
+        test_headroom_armed_by_source();
         (void) rmdir(root);
         return test_exit("test-manager");
 }
