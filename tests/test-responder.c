@@ -212,6 +212,24 @@ static Candidate cand(pid_t pid, uint64_t rss_mib) {
         };
 }
 
+/* An OOM of reclaim inefficiency with memory left (the manager read the
+ * headroom above the floor: a thrash) kills nothing, repeat or not; the
+ * OOM signal still goes; the next OOM with memory gone kills at once. */
+static void test_memory_left(void) {
+        Policy db = policy("db.service", "[Policy]\nSignalIntervalSec=0\n[OOM]\nSignal=SIGTERM\nKill=yes\n");
+        PlanUnit u[] = { { "db.service", NULL, &db } };
+        LevelEvent ev;
+
+        reset_state();
+        ev = event(LEVEL_MEDIUM, LEVEL_OOM, false, 10 * SEC);
+        ev.memory_left = true;
+        CHECK_PLAN(u, 1, system_scope, ev, "signal db.service oom SIGTERM main; kill-held memory-left next=0");
+        ev = event(LEVEL_OOM, LEVEL_OOM, true, 11 * SEC);
+        ev.memory_left = true;
+        CHECK_PLAN(u, 1, system_scope, ev, "kill-held memory-left next=0");
+        CHECK_PLAN(u, 1, system_scope, event(LEVEL_OOM, LEVEL_OOM, true, 12 * SEC), "kill-scan db.service");
+}
+
 /* A unit with no process: nothing to kill, and the pause does not start
  * (the next OOM may kill at once). */
 static void test_empty_unit(void) {
@@ -500,6 +518,7 @@ int main(void) {
         test_jump_to_oom();
         test_scopes();
         test_empty_unit();
+        test_memory_left();
         test_never_chosen();
         test_ten_thousand();
         test_oom_repeats();

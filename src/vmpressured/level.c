@@ -207,6 +207,14 @@ static uint64_t headroom_floor(const LevelConfig *c, uint64_t total_bytes) {
         return MAX(c->headroom_floor_bytes, by_share);
 }
 
+bool level_headroom_floor_enabled(const LevelConfig *c) {
+        return c->headroom_floor_bytes > 0 || c->headroom_floor_permyriad > 0;
+}
+
+bool level_headroom_below_floor(const LevelConfig *c, uint64_t available_bytes, uint64_t total_bytes) {
+        return level_headroom_floor_enabled(c) && available_bytes < headroom_floor(c, total_bytes);
+}
+
 /* Adds reclaim to the window; a level only once a whole window was scanned, as
  * the seed schedules its work only when scanned >= vmpressure_win. */
 static Level engine_reclaim(LevelEngine *e, const Sample *s, unsigned *ret_index) {
@@ -242,7 +250,7 @@ static Level engine_classify(LevelEngine *e, const Sample *s, unsigned *ret_inde
         case SAMPLE_RECLAIM:
                 return engine_reclaim(e, s, ret_index);
         case SAMPLE_HEADROOM:
-                if (s->available_bytes >= headroom_floor(&e->config, s->total_bytes))
+                if (!level_headroom_below_floor(&e->config, s->available_bytes, s->total_bytes))
                         return LEVEL_NONE;
                 *ret_index = 100;
                 return LEVEL_OOM;

@@ -66,6 +66,11 @@ typedef struct LevelEvent {
         bool repeat;                    /* same level announced again (rate limited) */
         SampleKind cause;               /* what kind of sample caused it (for a drop: the last one) */
         usec_t timestamp_usec;          /* the causing sample's time, or the tick's time for a drop */
+        /* Set by the manager, never by the engine: an OOM that came from reclaim
+         * inefficiency or a stall while the headroom, read at once, was still
+         * above the floor. Announced as OOM (the seed's level), but no process
+         * is killed for it: memory is still there. */
+        bool memory_left;
 } LevelEvent;
 
 typedef struct LevelEngine {
@@ -99,6 +104,12 @@ unsigned vmpressure_calc_index(unsigned window, uint64_t scanned, uint64_t recla
 Level level_from_index(const LevelConfig *c, unsigned index);
 /* What index a level-only sample reports: LOW 0, MEDIUM level_medium, OOM 100. */
 unsigned level_nominal_index(const LevelConfig *c, Level l);
+
+/* Whether available_bytes of total_bytes is under the headroom floor; false
+ * when the floor is disabled (HeadroomFloor=0). */
+bool level_headroom_below_floor(const LevelConfig *c, uint64_t available_bytes, uint64_t total_bytes);
+/* Whether the floor is enabled at all. */
+bool level_headroom_floor_enabled(const LevelConfig *c);
 
 /* The seed's ABI values: LEVEL_LOW ↔ VMPRESSURE_LOW, …; LEVEL_NONE → 0. */
 uint32_t level_to_vmpressure(Level l);

@@ -64,10 +64,11 @@ static void scope_announce(Scope *s, const LevelEvent *ev, usec_t now_usec) {
                 s->last_change_usec = now_usec;
 
         print_line(m, "level scope=%s level=%s previous=%s index=%u cause=%s source=%s repeat=%d "
-                   "t_usec=%" PRIu64 " latency_usec=%" PRIu64 "%s",
+                   "t_usec=%" PRIu64 " latency_usec=%" PRIu64 "%s%s",
                    s->name, level_to_string(ev->level), level_to_string(ev->previous), ev->index,
                    sample_kind_to_string(ev->cause), scope_source_name(s), ev->repeat,
-                   ev->timestamp_usec, latency, s->simulated ? " simulated=1" : "");
+                   ev->timestamp_usec, latency, s->simulated ? " simulated=1" : "",
+                   ev->memory_left ? " memory_left=1" : "");
 
         if (!ev->repeat) {
                 (void) snprintf(f_level, sizeof(f_level), "VMP_LEVEL=%s", level_to_string(ev->level));
@@ -150,6 +151,29 @@ static void scope_set_busy(Scope *s, bool busy) {
                 scope_arm_headroom(s, source_now_usec());
 }
 
+/* An OOM from reclaim inefficiency or a stall (the kernel's level, the
+ * seed's index >= OOM=, PSI "full") is the seed's "about to OOM", but a
+ * thrashing working set says it too while memory is still there: read the
+ * headroom now (into s->buf: nothing allocated) and say whether any is left.
+ * A unit without a limit has the system's memory: its headroom is the
+ * system's. What cannot be read, a disabled floor and a simulation leave
+ * the kill to the policies as before. */
+static bool scope_memory_left(Manager *m, Scope *s, const LevelEvent *ev) {
+        uint64_t available, total;
+        int r;
+
+        if (ev->level != LEVEL_OOM || s->simulated || ev->cause == SAMPLE_HEADROOM || ev->cause == SAMPLE_OOM)
+                return false;
+        if (!level_headroom_floor_enabled(&s->engine.config))
+                return false;
+        r = headroom_read(&m->env, s->headroom ? s->cgroup : NULL, s->buf, sizeof(s->buf), &available, &total);
+        if (r == -ENODATA && s->cgroup[0])
+                r = headroom_read(&m->env, NULL, s->buf, sizeof(s->buf), &available, &total);
+        if (r < 0)
+                return false;
+        return !level_headroom_below_floor(&s->engine.config, available, total);
+}
+
 void manager_feed(Manager *m, Scope *s, const Sample *sample) {
         LevelEvent ev;
         usec_t now = 0;
@@ -164,6 +188,7 @@ void manager_feed(Manager *m, Scope *s, const Sample *sample) {
                 (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
                 /* sd_event_now() is the loop's wake-up time; the sample may be newer. */
                 now = MAX(now, source_now_usec());
+                ev.memory_left = scope_memory_left(m, s, &ev);
                 scope_announce(s, &ev, now);
         }
         scope_set_busy(s, s->engine.current != LEVEL_NONE);

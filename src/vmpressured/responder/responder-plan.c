@@ -16,6 +16,7 @@ static const char *const plan_held_table[_PLAN_HELD_MAX] = {
         [PLAN_HELD_NONE] = "none",
         [PLAN_HELD_SIGNAL_INTERVAL] = "signal-interval",
         [PLAN_HELD_KILL_PAUSE] = "kill-pause",
+        [PLAN_HELD_MEMORY_LEFT] = "memory-left",
 };
 
 static const char *const plan_kill_kind_table[_PLAN_KILL_KIND_MAX] = {
@@ -141,6 +142,12 @@ static void plan_signals(const PlanInput *in, SignalLimit *limit, Plan *p) {
 static void plan_kill(const PlanInput *in, const KillPacer *pacer, Plan *p) {
         PlanAction *a;
 
+        /* Thrashing is not running out: nothing is killed while memory is left. */
+        if (in->event->memory_left) {
+                a = plan_append(p, PLAN_KILL_HELD, LEVEL_OOM);
+                a->why = PLAN_HELD_MEMORY_LEFT;
+                return;
+        }
         if (!kill_pacer_may_kill(pacer, in->event->timestamp_usec)) {
                 a = plan_append(p, PLAN_KILL_HELD, LEVEL_OOM);
                 a->why = PLAN_HELD_KILL_PAUSE;

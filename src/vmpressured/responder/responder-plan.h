@@ -74,6 +74,7 @@ typedef enum PlanHeld {
         PLAN_HELD_NONE,
         PLAN_HELD_SIGNAL_INTERVAL,      /* SignalIntervalSec= since that unit's last signal of that level */
         PLAN_HELD_KILL_PAUSE,           /* KillPacer: less than the pause since the last kill */
+        PLAN_HELD_MEMORY_LEFT,          /* an OOM of reclaim inefficiency with the headroom above the floor */
         _PLAN_HELD_MAX,
         _PLAN_HELD_INVALID = -EINVAL,
 } PlanHeld;

@@ -349,6 +349,17 @@ static void responder_kill(Responder *r, const Scope *s, const LevelEvent *ev) {
                 (void) responder_kill_one(r, &kill.victim, reason);
 }
 
+/* Said once per OOM episode (not for each repeat), and on --print-events. */
+static void responder_kill_held_memory_left(Responder *r, const Scope *s, const LevelEvent *ev) {
+        manager_print(r->manager, "kill-held scope=%s why=memory-left cause=%s index=%u", scope_name(s),
+                      sample_kind_to_string(ev->cause), ev->index);
+        if (ev->repeat)
+                return;
+        log_info("%s: OOM from %s (index %u) while memory is still available (headroom above the floor): "
+                 "thrashing, not running out; nothing is killed.", scope_name(s),
+                 ev->cause == SAMPLE_RECLAIM ? "reclaim inefficiency" : "the kernel's pressure level", ev->index);
+}
+
 /* The plan's actions in the plan's order, which is plan_build()'s alone. */
 static void responder_execute(Responder *r, const Scope *s, const LevelEvent *ev) {
         for (size_t i = 0; i < r->plan.n_actions; i++) {
@@ -365,7 +376,11 @@ static void responder_execute(Responder *r, const Scope *s, const LevelEvent *ev
                         responder_kill(r, s, ev);
                         break;
                 case PLAN_KILL_HELD:
-                        log_debug("%s: OOM, but a kill happened less than the pause ago; waiting.", scope_name(s));
+                        if (a->why == PLAN_HELD_MEMORY_LEFT)
+                                responder_kill_held_memory_left(r, s, ev);
+                        else
+                                log_debug("%s: OOM, but a kill happened less than the pause ago; waiting.",
+                                          scope_name(s));
                         break;
                 default:
                         break;  /* plan_build() makes no other */
