@@ -50,7 +50,7 @@ def main():
         vt.log(f"got: {oom['line']} ({(oom['t_usec'] - load.started_usec) / 1000:.0f} ms after the load)")
         vt.check(oom.get("cause") != "headroom", f"the OOM came from the headroom floor, so the thrash did "
                                                  f"run the memcg out of memory (fixture broken): {oom['line']}")
-        vt.check(oom.get("memory_left") == 1, f"the thrash's OOM does not say memory_left=1: {oom['line']}")
+        vt.check(str(oom.get("memory_left")) == "1", f"the thrash's OOM does not say memory_left=1: {oom['line']}")
         held = d.wait_for(lambda e: e["type"] == "kill-held" and e.get("scope") == t.name, 2,
                           f"a 'kill-held scope={t.name}' line")
         vt.check(held.get("why") == "memory-left", f"why={held.get('why')}: {held['line']}")

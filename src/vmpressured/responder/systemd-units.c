@@ -210,6 +210,7 @@ static int on_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *re
 
         (void) sd_event_now(u->event, CLOCK_MONOTONIC, &now);
         (void) sd_event_source_set_time(u->timer, now + SYSTEMD_UNITS_RETRY_USEC);
+        (void) sd_event_source_set_enabled(u->timer, SD_EVENT_ONESHOT);
         return 0;
 }
 
@@ -280,11 +281,15 @@ static int on_timer(sd_event_source *es, uint64_t usec, void *userdata) {
         usec_t now = usec;
         int r;
 
-        /* From now: the first run is scheduled at time 1 (at once). */
+        /* From now: the first run is scheduled at time 1 (at once). Once a
+         * listing is on its way the timer stays off: JobRemoved keeps the
+         * cache, nothing polls. */
         (void) sd_event_now(u->event, CLOCK_MONOTONIC, &now);
         r = systemd_units_refresh(u);
-        (void) sd_event_source_set_time(es, MAX(now, usec) + (r == -ENOTCONN ? SYSTEMD_UNITS_RETRY_USEC
-                                                                             : SYSTEMD_UNITS_REFRESH_USEC));
+        if (r == -ENOTCONN) {
+                (void) sd_event_source_set_time(es, MAX(now, usec) + SYSTEMD_UNITS_RETRY_USEC);
+                (void) sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
+        }
         return 0;
 }
 
@@ -302,7 +307,7 @@ int systemd_units_new(sd_event *event, const SystemdUnitsCallbacks *cb, void *us
         /* At time 1: as soon as the loop runs, when the bus is connected. */
         r = sd_event_add_time(event, &u->timer, CLOCK_MONOTONIC, 1, 50 * USEC_PER_MSEC, on_timer, u);
         if (r >= 0)
-                r = sd_event_source_set_enabled(u->timer, SD_EVENT_ON);
+                r = sd_event_source_set_enabled(u->timer, SD_EVENT_ONESHOT);
         if (r < 0) {
                 systemd_units_free(u);
                 return r;

@@ -19,11 +19,11 @@
  *     it, not at the next poll. UnitNew comes when a unit is loaded, before
  *     it has a cgroup, and UnitRemoved when it is unloaded, which a stopped
  *     unit often is not: neither says more than JobRemoved;
- *   - in full every SYSTEMD_UNITS_REFRESH_USEC as a safety net for what no
- *     signal tells (a main process that exits without a job, a signal lost
- *     in a reconnection). Polling alone would leave a new unit unprotected
- *     for up to the period; polling every second would cost a ListUnits of
- *     every unit (~300 bytes each) every second and keep the daemon awake.
+ *   - never on a timer: a ListUnits every 60 s was the last thing that woke
+ *     an idle daemon (2 wake-ups a minute, measured in the guest). What no
+ *     signal tells is harmless: a main process that exits without a job
+ *     leaves its cgroup in the cache, where no process is found any more;
+ *     a reconnection refreshes in full; a unit started again ends a job.
  */
 
 #include <systemd/sd-bus.h>
@@ -31,7 +31,6 @@
 
 #include "unit-cgroup.h"
 
-#define SYSTEMD_UNITS_REFRESH_USEC (60 * USEC_PER_SEC)
 /* Until a bus connection is there (start-up races, reconnection). */
 #define SYSTEMD_UNITS_RETRY_USEC (1 * USEC_PER_SEC)
 
