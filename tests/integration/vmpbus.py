@@ -199,7 +199,8 @@ class SystemBus:
         how = "bind" if os.path.isdir("/run/systemd") else "tmpfs"
         self._stderr = open(os.path.join(self.dir, "broker.stderr"), "w+")
         self.proc = subprocess.Popen(
-            ["unshare", "--mount", "--propagation", "private", "sh", "-c", self._BROKER_SH, "sh",
+            # bash: dash's exec takes no descriptor above 9.
+            ["unshare", "--mount", "--propagation", "private", "bash", "-c", self._BROKER_SH, "bash",
              how, rundir, str(lfd), "dbus-broker-launch", "--scope", "system", "--config-file", self.conf],
             pass_fds=(lfd,), stdin=subprocess.DEVNULL, stdout=self._stderr, stderr=self._stderr,
             # The launcher is also a client of its bus (sd_bus_open_system()).
@@ -471,3 +472,122 @@ def proc_status(pid):
                 d[k] = int(v)
     d["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
     return d
+
+
+# A session bus of our own: no service directories, so that nothing is
+# activated behind a test's back (a test of "no notification server" must
+# not start the machine's notification daemon).
+SESSION_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+
+class SessionBus:
+    """A private dbus-daemon as the session bus; exports DBUS_SESSION_BUS_ADDRESS."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="vmp-session-")
+        on_cleanup(f"session bus dir {self.dir}", lambda: shutil.rmtree(self.dir, ignore_errors=True))
+        self.socket = os.path.join(self.dir, "bus")
+        self.address = f"unix:path={self.socket}"
+        self.conf = os.path.join(self.dir, "session.conf")
+        with open(self.conf, "w") as f:
+            f.write(SESSION_CONF.format(socket=self.socket))
+        self.proc = None
+        self._entry = None
+
+    def start(self):
+        rfd, wfd = os.pipe()
+        self.proc = subprocess.Popen(["dbus-daemon", f"--config-file={self.conf}", "--nofork", "--nopidfile",
+                                      f"--print-address={wfd}"],
+                                     pass_fds=(wfd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        os.close(wfd)
+        self._entry = on_cleanup(f"session dbus-daemon pid {self.proc.pid}", self.stop)
+        with os.fdopen(rfd) as f:
+            line = f.readline().strip()
+        check(line.startswith("unix:"), f"the session dbus-daemon did not start (exit {self.proc.poll()})")
+        os.environ["DBUS_SESSION_BUS_ADDRESS"] = self.address
+        log(f"session dbus-daemon pid {self.proc.pid} at {self.address}")
+        return self
+
+    def stop(self):
+        cancel_cleanup(self._entry)
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+NOTIFICATIONS = "org.freedesktop.Notifications"
+NOTIFICATIONS_PATH = "/org/freedesktop/Notifications"
+
+
+class NotificationServer:
+    """python3-dbusmock's notification_daemon template on the session bus:
+    a stand-in for a desktop's notification server that records every call
+    (org.freedesktop.DBus.Mock.GetCalls)."""
+
+    def __init__(self, session):
+        self.session = session
+        self.proc = None
+        self._entry = None
+
+    def start(self):
+        self.proc = subprocess.Popen(["/usr/bin/python3", "-m", "dbusmock", "--session", "-t", "notification_daemon"],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     env=dict(os.environ, DBUS_SESSION_BUS_ADDRESS=self.session.address))
+        self._entry = on_cleanup(f"dbusmock pid {self.proc.pid}", self.stop)
+        ok = vmptest.poll_until(lambda: self._owned() or self.proc.poll() is not None, 15, 0.05)
+        check(ok and self.proc.poll() is None,
+              f"dbusmock's notification_daemon did not start: {self.proc.stderr.read() if self.proc.poll() is not None else ''}")
+        log(f"dbusmock notification_daemon pid {self.proc.pid}")
+        return self
+
+    def _gdbus(self, method, *args):
+        return subprocess.run(["gdbus", "call", "--address", self.session.address, "--dest", NOTIFICATIONS,
+                               "--object-path", NOTIFICATIONS_PATH, "--method", method] + list(args),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=10)
+
+    def _owned(self):
+        r = subprocess.run(["gdbus", "call", "--address", self.session.address, "--dest", "org.freedesktop.DBus",
+                            "--object-path", "/org/freedesktop/DBus", "--method",
+                            "org.freedesktop.DBus.NameHasOwner", NOTIFICATIONS],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=10)
+        return "true" in r.stdout
+
+    def notify_calls(self):
+        """[{"app", "replaces_id", "icon", "summary", "body", "hints"(str), "timeout"}] of every Notify."""
+        import dbus
+        bus = dbus.bus.BusConnection(self.session.address)
+        try:
+            obj = bus.get_object(NOTIFICATIONS, NOTIFICATIONS_PATH)
+            calls = obj.GetMethodCalls("Notify", dbus_interface="org.freedesktop.DBus.Mock")
+        finally:
+            bus.close()
+        out = []
+        for _, args in calls:
+            out.append({"app": str(args[0]), "replaces_id": int(args[1]), "icon": str(args[2]),
+                        "summary": str(args[3]), "body": str(args[4]),
+                        "hints": {str(k): (int(v) if isinstance(v, int) else str(v)) for k, v in args[6].items()},
+                        "timeout": int(args[7])})
+        return out
+
+    def stop(self):
+        cancel_cleanup(self._entry)
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
