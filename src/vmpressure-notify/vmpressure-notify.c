@@ -241,7 +241,8 @@ static int on_oom(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
                 return 0;
         }
         /* The daemon repeats OOM every RepeatSec= (1 s) while it lasts: one
-         * notification per scope per --oom-interval, outside the rate limit. */
+         * notification per scope per --oom-interval, and that one through
+         * the rate limit like the others. */
         s = agent_oom_scope(a, scope);
         if (s->last_usec != 0 && now - s->last_usec < a->oom_interval_usec)
                 return 0;
