@@ -423,6 +423,7 @@ int main(int argc, char *argv[]) {
         int r;
 
         log_setup();
+        log_set_identifier("vmpressure-notify");
         log_set_max_level(LOG_INFO);
         r = parse_argv(argc, argv, &o);
         if (r <= 0)
