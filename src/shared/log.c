@@ -11,7 +11,11 @@
 #include "log.h"
 
 #define JOURNAL_SOCKET_DEFAULT "/run/systemd/journal/socket"
-#define JOURNAL_IDENTIFIER "SYSLOG_IDENTIFIER=vmpressured"
+/* The program's name on stderr lines and in the journal; vmpressured's
+ * unless log_set_identifier() says otherwise. */
+static char program_name[32] = "vmpressured";
+static char journal_identifier[64] = "SYSLOG_IDENTIFIER=vmpressured";
+#define JOURNAL_IDENTIFIER journal_identifier
 /* Fields of one journal entry: MESSAGE, PRIORITY, MESSAGE_ID or the code
  * location, SYSLOG_IDENTIFIER and the caller's structured fields. */
 #define JOURNAL_FIELDS_MAX 24
@@ -214,6 +218,11 @@ void log_setup(void) {
                 use_journal = false;    /* no socket: stderr, which is journald's stream too */
 }
 
+void log_set_identifier(const char *name) {
+        (void) snprintf(program_name, sizeof(program_name), "%s", name);
+        (void) snprintf(journal_identifier, sizeof(journal_identifier), "SYSLOG_IDENTIFIER=%s", name);
+}
+
 void log_set_max_level(int level) {
         max_level = level;
 }
@@ -226,8 +235,8 @@ static void write_stderr(int level, const char *text, const char *const *fields)
         char line[2048];
         size_t n;
 
-        n = (size_t) snprintf(line, sizeof(line), "vmpressured: %s: %s",
-                              prefix[level & 7], text);
+        n = (size_t) snprintf(line, sizeof(line), "%s: %s: %s",
+                              program_name, prefix[level & 7], text);
         for (const char *const *f = fields; f && *f && n < sizeof(line); f++)
                 n += (size_t) snprintf(line + n, sizeof(line) - n, " %s", *f);
         if (n >= sizeof(line) - 1)

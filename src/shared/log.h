@@ -23,6 +23,9 @@ bool log_write_stdout(const char *line, size_t n);
 /* Logs to the journal's native socket at path from now on (tests; log_setup()
  * does it for journald's own socket). 0 or negative errno. */
 int log_use_journal_socket(const char *path);
+/* The name logged with every line and journal entry (default "vmpressured";
+ * other programs of the project set their own, at most 31 characters). */
+void log_set_identifier(const char *name);
 void log_set_max_level(int level);
 int log_get_max_level(void);
 bool log_to_journal(void);

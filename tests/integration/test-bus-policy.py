@@ -36,12 +36,12 @@ def check_refused(r, what, needle):
 
 
 def nobody_is_refused():
-    # Refused by dbus-daemon itself: the shipped policy.
-    check_refused(gdbus_as_nobody(vb.NAME, vb.PATH, vb.IFACE + ".Reload"), "Reload()", "Rejected send message")
+    # Refused by the bus itself: the shipped policy.
+    check_refused(gdbus_as_nobody(vb.NAME, vb.PATH, vb.IFACE + ".Reload"), "Reload()", vb.denied_send_message())
     for name in (vb.NAME, vb.LMM_NAME):
         r = gdbus_as_nobody("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.RequestName",
                             name, 4)    # 4: DO_NOT_QUEUE
-        check_refused(r, f"RequestName({name})", "is not allowed to own")
+        check_refused(r, f"RequestName({name})", vb.denied_own_message())
 
 
 def nobody_may_read():

@@ -11,7 +11,8 @@ added to the vtable without a row here fails this test. Each row is tried
 through all three names of the daemon's connection (org.freedesktop.
 vmpressure1, org.freedesktop.LowMemoryMonitor and its unique name), since
 bus policy rules match every name the recipient owns. "denied" means refused
-by dbus-daemon itself (AccessDenied "Rejected send message"), not only by
+by the bus itself (AccessDenied "Rejected send message" from dbus-daemon,
+"Sender is not authorized to send message" from dbus-broker), not only by
 the daemon's own euid check.
 
 Properties: a generic rule, so that properties added later are covered
@@ -27,7 +28,8 @@ nobody connection, broadcast and sent to each receiver's unique name. The
 receivers: a naive one (dbus-python, root, matching on the interface only,
 no sender), the sd-bus client (matching on the sender name) and a real
 Gio.MemoryMonitor. None of them gets anything from nobody (and the unicast
-ones come back AccessDenied). A LowMemoryWarning(255) forged by root from
+ones come back AccessDenied from dbus-daemon; dbus-broker never answers a
+signal). A LowMemoryWarning(255) forged by root from
 another connection (the policy cannot stop root) reaches the naive receiver,
 which shows it would have seen the others, but not GLib, whose proxy checks
 the sender. Then a real page-cache load: the daemon's LOW reaches all three,
@@ -221,7 +223,7 @@ def check_table_covers(objects):
 def outcome(res):
     if res["ok"]:
         return ALLOWED
-    if res["error"] == ACCESS_DENIED and "Rejected send message" in res["message"]:
+    if res["error"] == ACCESS_DENIED and vb.denied_send_message() in res["message"]:
         return DENIED
     return f"failed otherwise: {res['error']}: {res['message']}"
 
@@ -284,8 +286,15 @@ def check_forgery(naive, client, glib, daemon_name, memcg, data, d):
     refused = [r for r in unicast if any(e["error"] == ACCESS_DENIED for e in r["errors"])]
     vt.log(f"nobody ({nobody_name}) forged {len(forged['results'])} signals "
            f"({len(unicast)} unicast, {len(refused)} of them refused with AccessDenied)")
-    vt.check(len(refused) == len(unicast), "unicast forged signals not refused: "
-             f"{[(r['member'], r['dest']) for r in unicast if r not in refused]}")
+    if vb.bus_kind() == "dbus-daemon":
+        vt.check(len(refused) == len(unicast), "unicast forged signals not refused: "
+                 f"{[(r['member'], r['dest']) for r in unicast if r not in refused]}")
+    else:
+        # dbus-broker answers errors to method calls only (a signal has no
+        # serial to reply to: message_read_serial() in its src/dbus/message.h),
+        # so a refused signal is dropped silently; that none was delivered is
+        # checked below, for both buses.
+        vt.check(not refused, f"dbus-broker replied to a signal: {refused[:3]}")
     # Root from a connection that is not the daemon's: the policy lets root send.
     root = act([{"kind": "signal", "dest": dest, "path": vb.LMM_PATH, "iface": vb.LMM_IFACE,
                  "member": "LowMemoryWarning", "sig": "y", "args": [FORGED_LMM]} for dest in (None, glib.name)],

@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """D-Bus fixtures for the bus integration tests, on top of vmptest.py.
 
-SystemBus starts a private dbus-daemon on a socket of its own whose bus.conf
+SystemBus starts a private system bus on a socket of its own whose bus.conf
 includes /usr/share/dbus-1/system.conf and the project's dbus/ directory, so
-the shipped policy file is what is enforced; it exports
+the shipped policy file is what is enforced. $VMP_TEST_BUS chooses the
+implementation: dbus-daemon (the default, Debian's system bus) or dbus-broker
+(Fedora's, Arch's and RHEL's), run through dbus-broker-launch, which reads
+the same XML configuration. It exports
 DBUS_SYSTEM_BUS_ADDRESS, which the daemon (started afterwards by vmptest's
 Daemon), busctl, the sd-bus client and GLib all honour. The daemon's socket
 lives in a private 0755 directory, so user nobody can connect too.
@@ -15,8 +18,10 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 import vmptest
@@ -40,9 +45,40 @@ NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 FAST_LEVELS = "[Levels]\nHoldSec=1s\nQuietSec=2s\nRepeatSec=1s\n"
 
 
+BUSES = ("dbus-daemon", "dbus-broker")
+
+
+# How each bus says that its policy refused a message (AccessDenied) or a
+# name: dbus-daemon's bus/policy.c and dbus-broker's src/bus/driver.c. The
+# daemon's own checks answer AccessDenied with other words, so a test can tell
+# who refused.
+DENIED_SEND = {"dbus-daemon": "Rejected send message",
+               "dbus-broker": "Sender is not authorized to send message"}
+DENIED_OWN = {"dbus-daemon": "is not allowed to own",
+              "dbus-broker": "Request to own name refused by policy"}
+
+
+def denied_send_message():
+    return DENIED_SEND[bus_kind()]
+
+
+def denied_own_message():
+    return DENIED_OWN[bus_kind()]
+
+
+def bus_kind():
+    """$VMP_TEST_BUS: which bus implementation SystemBus starts."""
+    kind = os.environ.get("VMP_TEST_BUS") or "dbus-daemon"
+    if kind not in BUSES:
+        print(f"FAIL: $VMP_TEST_BUS={kind!r}: expected one of {', '.join(BUSES)}", flush=True)
+        os._exit(1)
+    return kind
+
+
 def need_bus():
-    """dbus-daemon, busctl, setpriv and the built client; else skip (fail under CI)."""
-    for tool in ("dbus-daemon", "busctl", "gdbus", "setpriv"):
+    """The chosen bus, busctl, setpriv and the built client; else skip (fail under CI)."""
+    tools = ["dbus-daemon"] if bus_kind() == "dbus-daemon" else ["dbus-broker", "dbus-broker-launch", "unshare"]
+    for tool in tools + ["busctl", "gdbus", "setpriv"]:
         if not shutil.which(tool):
             skip_or_fail(f"{tool} is not installed (tools/dev deps installs it)")
     for var in ("VMP_BUS_CLIENT", "VMP_DBUS_DIR"):
@@ -64,7 +100,7 @@ def need_gi_and_dbus():
 
 
 class SystemBus:
-    """A private system bus enforcing the shipped policy. extra_policy: XML
+    """A private system bus ($VMP_TEST_BUS) enforcing the shipped policy. extra_policy: XML
     <policy> elements appended after it (tests of the daemon's own checks)."""
 
     def __init__(self, extra_policy=None, limits=None):
@@ -78,6 +114,7 @@ class SystemBus:
         os.mkdir(self.extra_dir)
         os.chmod(self.extra_dir, 0o755)
         self.limits = limits or {}
+        self.kind = bus_kind()
         self.proc = None
         self._entry = None
         self.set_extra_policy(extra_policy)
@@ -110,6 +147,15 @@ class SystemBus:
     def start(self):
         if os.path.exists(self.socket):
             os.unlink(self.socket)
+        if self.kind == "dbus-broker":
+            self._start_broker()
+        else:
+            self._start_dbus_daemon()
+        os.environ["DBUS_SYSTEM_BUS_ADDRESS"] = self.address
+        log(f"{self.kind} pid {self.proc.pid} at {self.address}")
+        return self
+
+    def _start_dbus_daemon(self):
         rfd, wfd = os.pipe()
         self.proc = subprocess.Popen(
             ["dbus-daemon", f"--config-file={self.conf}", f"--address={self.address}",
@@ -122,30 +168,119 @@ class SystemBus:
             line = f.readline().strip()
         if not line.startswith("unix:"):
             fail(f"dbus-daemon did not start: {self.proc.stderr.read() if self.proc.poll() is not None else ''}")
-        os.environ["DBUS_SYSTEM_BUS_ADDRESS"] = self.address
-        log(f"dbus-daemon pid {self.proc.pid} at {self.address}")
-        return self
+
+    # dbus-broker-launch (33) takes its listening socket by socket activation
+    # (LISTEN_FDS) and opens /run/systemd/journal/socket for its log and the
+    # broker's, failing without it. It runs here in a mount namespace of its
+    # own where a directory of ours covers /run/systemd: its journal socket is
+    # one we read, and the machine's /run is untouched. The launcher reads
+    # the same bus.conf (the XML policy) and drops to <user> (messagebus).
+    _BROKER_SH = ('set -e; if [ "$1" = bind ]; then mount --bind "$2" /run/systemd; '
+                  'else mount -t tmpfs tmpfs /run; mkdir /run/systemd; mount --bind "$2" /run/systemd; fi; '
+                  'eval "exec 3<&$3"; shift 3; export LISTEN_PID=$$ LISTEN_FDS=1; exec "$@"')
+
+    def _start_broker(self):
+        rundir = os.path.join(self.dir, "run-systemd")
+        os.makedirs(os.path.join(rundir, "journal"), exist_ok=True)
+        jpath = os.path.join(rundir, "journal", "socket")
+        if os.path.exists(jpath):
+            os.unlink(jpath)
+        jsock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+        jsock.bind(jpath)
+        os.chmod(jpath, 0o666)          # the launcher and broker log as messagebus
+        self.log_messages = []
+        ready = threading.Event()
+        threading.Thread(target=self._read_journal, args=(jsock, ready), daemon=True).start()
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        listener.bind(self.socket)
+        os.chmod(self.socket, 0o666)    # as dbus-daemon makes it: everyone may connect
+        listener.listen(4096)
+        lfd = listener.fileno()
+        how = "bind" if os.path.isdir("/run/systemd") else "tmpfs"
+        self._stderr = open(os.path.join(self.dir, "broker.stderr"), "w+")
+        self.proc = subprocess.Popen(
+            # bash: dash's exec takes no descriptor above 9.
+            ["unshare", "--mount", "--propagation", "private", "bash", "-c", self._BROKER_SH, "bash",
+             how, rundir, str(lfd), "dbus-broker-launch", "--scope", "system", "--config-file", self.conf],
+            pass_fds=(lfd,), stdin=subprocess.DEVNULL, stdout=self._stderr, stderr=self._stderr,
+            # The launcher is also a client of its bus (sd_bus_open_system()).
+            env=dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.address))
+        listener.close()                # the launcher holds it now
+        self._entry = on_cleanup(f"dbus-broker-launch pid {self.proc.pid}", self._cleanup)
+        if not ready.wait(10):
+            self._stderr.seek(0)
+            fail(f"dbus-broker-launch did not get ready in 10 s (exit {self.proc.poll()}): "
+                 f"stderr {self._stderr.read()!r}, log {self.log_messages[-20:]!r}")
+        self._jsock = jsock
+
+    def _read_journal(self, jsock, ready):
+        """The launcher's and broker's log lines (journal native protocol:
+        KEY=value lines; only MESSAGE is kept); "Ready" is the launcher's last
+        word before its loop."""
+        while True:
+            try:
+                data = jsock.recv(65536)
+            except OSError:
+                return
+            for field in data.split(b"\n"):
+                if field.startswith(b"MESSAGE="):
+                    msg = field[8:].decode(errors="replace")
+                    self.log_messages.append(msg)
+                    if msg == "Ready":
+                        ready.set()
+
+    @staticmethod
+    def _children(pid):
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                return [int(x) for x in f.read().split()]
+        except OSError:
+            return []
 
     def reload(self):
-        """SIGHUP: dbus-daemon re-reads its configuration, connections stay."""
+        """SIGHUP: the bus re-reads its configuration, connections stay
+        (dbus-daemon and dbus-broker-launch both do so on SIGHUP)."""
         self.proc.send_signal(signal.SIGHUP)
         time.sleep(0.3)
 
     def kill(self):
         """SIGKILL, as a crash: every connection drops at once."""
         cancel_cleanup(self._entry)
-        self.proc.kill()
+        pids = [self.proc.pid] + (self._children(self.proc.pid) if self.kind == "dbus-broker" else [])
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         self.proc.wait(timeout=10)
-        log(f"dbus-daemon pid {self.proc.pid} killed")
+        self._wait_gone(pids[1:])
+        log(f"{self.kind} pid {self.proc.pid} killed")
+
+    @staticmethod
+    def _wait_gone(pids, timeout=10):
+        """The broker is the launcher's child: reaped by it, or by PID 1 once
+        the launcher is gone; gone when its /proc entry is (or a zombie)."""
+        def gone():
+            for pid in pids:
+                try:
+                    with open(f"/proc/{pid}/stat") as f:
+                        if f.read().rpartition(")")[2].split()[0] != "Z":
+                            return False
+                except OSError:
+                    pass
+            return True
+        vmptest.poll_until(gone, timeout, 0.02)
 
     def _cleanup(self):
         if self.proc is not None and self.proc.poll() is None:
+            children = self._children(self.proc.pid) if self.kind == "dbus-broker" else []
             self.proc.terminate()
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+            self._wait_gone(children)
 
     def stop(self):
         cancel_cleanup(self._entry)
@@ -337,3 +472,122 @@ def proc_status(pid):
                 d[k] = int(v)
     d["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
     return d
+
+
+# A session bus of our own: no service directories, so that nothing is
+# activated behind a test's back (a test of "no notification server" must
+# not start the machine's notification daemon).
+SESSION_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+
+class SessionBus:
+    """A private dbus-daemon as the session bus; exports DBUS_SESSION_BUS_ADDRESS."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="vmp-session-")
+        on_cleanup(f"session bus dir {self.dir}", lambda: shutil.rmtree(self.dir, ignore_errors=True))
+        self.socket = os.path.join(self.dir, "bus")
+        self.address = f"unix:path={self.socket}"
+        self.conf = os.path.join(self.dir, "session.conf")
+        with open(self.conf, "w") as f:
+            f.write(SESSION_CONF.format(socket=self.socket))
+        self.proc = None
+        self._entry = None
+
+    def start(self):
+        rfd, wfd = os.pipe()
+        self.proc = subprocess.Popen(["dbus-daemon", f"--config-file={self.conf}", "--nofork", "--nopidfile",
+                                      f"--print-address={wfd}"],
+                                     pass_fds=(wfd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        os.close(wfd)
+        self._entry = on_cleanup(f"session dbus-daemon pid {self.proc.pid}", self.stop)
+        with os.fdopen(rfd) as f:
+            line = f.readline().strip()
+        check(line.startswith("unix:"), f"the session dbus-daemon did not start (exit {self.proc.poll()})")
+        os.environ["DBUS_SESSION_BUS_ADDRESS"] = self.address
+        log(f"session dbus-daemon pid {self.proc.pid} at {self.address}")
+        return self
+
+    def stop(self):
+        cancel_cleanup(self._entry)
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+NOTIFICATIONS = "org.freedesktop.Notifications"
+NOTIFICATIONS_PATH = "/org/freedesktop/Notifications"
+
+
+class NotificationServer:
+    """python3-dbusmock's notification_daemon template on the session bus:
+    a stand-in for a desktop's notification server that records every call
+    (org.freedesktop.DBus.Mock.GetCalls)."""
+
+    def __init__(self, session):
+        self.session = session
+        self.proc = None
+        self._entry = None
+
+    def start(self):
+        self.proc = subprocess.Popen(["/usr/bin/python3", "-m", "dbusmock", "--session", "-t", "notification_daemon"],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     env=dict(os.environ, DBUS_SESSION_BUS_ADDRESS=self.session.address))
+        self._entry = on_cleanup(f"dbusmock pid {self.proc.pid}", self.stop)
+        ok = vmptest.poll_until(lambda: self._owned() or self.proc.poll() is not None, 15, 0.05)
+        check(ok and self.proc.poll() is None,
+              f"dbusmock's notification_daemon did not start: {self.proc.stderr.read() if self.proc.poll() is not None else ''}")
+        log(f"dbusmock notification_daemon pid {self.proc.pid}")
+        return self
+
+    def _gdbus(self, method, *args):
+        return subprocess.run(["gdbus", "call", "--address", self.session.address, "--dest", NOTIFICATIONS,
+                               "--object-path", NOTIFICATIONS_PATH, "--method", method] + list(args),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=10)
+
+    def _owned(self):
+        r = subprocess.run(["gdbus", "call", "--address", self.session.address, "--dest", "org.freedesktop.DBus",
+                            "--object-path", "/org/freedesktop/DBus", "--method",
+                            "org.freedesktop.DBus.NameHasOwner", NOTIFICATIONS],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=10)
+        return "true" in r.stdout
+
+    def notify_calls(self):
+        """[{"app", "replaces_id", "icon", "summary", "body", "hints"(str), "timeout"}] of every Notify."""
+        import dbus
+        bus = dbus.bus.BusConnection(self.session.address)
+        try:
+            obj = bus.get_object(NOTIFICATIONS, NOTIFICATIONS_PATH)
+            calls = obj.GetMethodCalls("Notify", dbus_interface="org.freedesktop.DBus.Mock")
+        finally:
+            bus.close()
+        out = []
+        for _, args in calls:
+            out.append({"app": str(args[0]), "replaces_id": int(args[1]), "icon": str(args[2]),
+                        "summary": str(args[3]), "body": str(args[4]),
+                        "hints": {str(k): (int(v) if isinstance(v, int) else str(v)) for k, v in args[6].items()},
+                        "timeout": int(args[7])})
+        return out
+
+    def stop(self):
+        cancel_cleanup(self._entry)
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
