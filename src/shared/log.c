@@ -19,6 +19,8 @@
 static int max_level = LOG_INFO;
 static bool use_journal = false;
 static uint64_t n_dropped;
+/* log_set_rehearsal(): everything formatted, nothing written. */
+static bool rehearsal = false;
 
 /* How a line reaches fd 1 or 2 without ever waiting for its reader. */
 typedef enum OutputKind {
@@ -181,6 +183,8 @@ static int journal_send(const char *const *fields, size_t n_fields) {
                 w[j++] = (struct iovec) { (void *) "\n", 1 };
         }
         mh.msg_iovlen = j;
+        if (rehearsal)
+                return 0;
         do
                 k = sendmsg(journal_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
         while (k < 0 && errno == EINTR);
@@ -214,6 +218,10 @@ void log_setup(void) {
                 use_journal = false;    /* no socket: stderr, which is journald's stream too */
 }
 
+void log_set_rehearsal(bool on) {
+        rehearsal = on;
+}
+
 void log_set_max_level(int level) {
         max_level = level;
 }
@@ -233,7 +241,8 @@ static void write_stderr(int level, const char *text, const char *const *fields)
         if (n >= sizeof(line) - 1)
                 n = sizeof(line) - 2;
         line[n++] = '\n';
-        (void) output_write(STDERR_FILENO, line, n);
+        if (!rehearsal)
+                (void) output_write(STDERR_FILENO, line, n);
 }
 
 int log_internal(int level, int error, const char *file, int line, const char *func,

@@ -24,6 +24,10 @@ bool log_write_stdout(const char *line, size_t n);
  * does it for journald's own socket). 0 or negative errno. */
 int log_use_journal_socket(const char *path);
 void log_set_max_level(int level);
+/* While on, messages are formatted as usual (journal fields and iovecs, or
+ * the stderr line) and then not written: a start-up rehearsal of the OOM
+ * path faults in the code and stack that logging a kill needs. */
+void log_set_rehearsal(bool on);
 int log_get_max_level(void);
 bool log_to_journal(void);
 

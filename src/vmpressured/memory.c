@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
 #include <malloc.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <sys/sysinfo.h>
 
 #include "memory.h"
@@ -58,6 +62,56 @@ int memory_reserve_refill(void) {
                 return 0;
         r = heap_touch(MEMORY_HEAP_RESERVE_BYTES);
         return r < 0 ? r : 1;
+}
+
+/* One line of /proc/self/maps: "start-end perms offset dev inode path". */
+static bool maps_line_is_file_code(const char *line, uintptr_t *ret_start, uintptr_t *ret_end) {
+        unsigned long long start, end, ino;
+        char perms[8];
+
+        if (sscanf(line, "%llx-%llx %7s %*s %*s %llu", &start, &end, perms, &ino) != 4)
+                return false;
+        /* r-xp: private, never written; inode 0: [vdso] and anonymous code. */
+        if (!streq(perms, "r-xp") || ino == 0)
+                return false;
+        *ret_start = (uintptr_t) start;
+        *ret_end = (uintptr_t) end;
+        return true;
+}
+
+int memory_drop_code_pages(void) {
+        _cleanup_(closep) int fd = -EBADF;
+        char buf[16384];
+        size_t have = 0;
+        int n = 0;
+
+        fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                ssize_t k = read(fd, buf + have, sizeof(buf) - 1 - have);
+                char *line, *nl;
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                have += (size_t) k;
+                buf[have] = '\0';
+                for (line = buf; (nl = strchr(line, '\n')); line = nl + 1) {
+                        uintptr_t start, end;
+
+                        *nl = '\0';
+                        if (maps_line_is_file_code(line, &start, &end) &&
+                            madvise((void *) start, end - start, MADV_DONTNEED) == 0)
+                                n++;
+                }
+                /* The partial last line moves to the front for the next read. */
+                have = strlen(line);
+                memmove(buf, line, have);
+                if (k == 0 || have == sizeof(buf) - 1)
+                        return n;
+        }
 }
 
 uint64_t memory_total_bytes(void) {

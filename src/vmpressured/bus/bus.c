@@ -825,6 +825,23 @@ int bus_emit_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint6
                                   VMP_BUS_KILLED_SIG, unit, (uint32_t) pid, comm, rss_bytes, reason);
 }
 
+int bus_rehearse_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint64_t rss_bytes,
+                        const char *reason) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        if (!b->bus)
+                return -ENOTCONN;
+        r = sd_bus_message_new_signal(b->bus, &m, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_SIGNAL_KILLED);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, VMP_BUS_KILLED_SIG, unit, (uint32_t) pid, comm, rss_bytes, reason);
+        if (r < 0)
+                return r;
+        /* Sealed as sending would, then dropped unsent. */
+        return sd_bus_message_seal(m, 1, 0);
+}
+
 /* ---- connection, names, reconnection --------------------------------------- */
 
 static int bus_connect(Bus *b);

@@ -67,6 +67,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Bus *, bus_free);
 int bus_emit_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint64_t rss_bytes,
                     const char *reason);
 
+/* The Killed signal built and sealed as bus_emit_killed() would, and not
+ * sent: the start-up rehearsal of the OOM path (responder_rehearse()).
+ * 0, or negative errno (-ENOTCONN without a bus). */
+int bus_rehearse_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint64_t rss_bytes,
+                        const char *reason);
+
 /* The current system bus connection, for the actions' KillUnit() calls;
  * NULL while there is none (reconnecting). Borrowed: do not keep it across
  * event loop iterations, it is replaced on reconnection. */

@@ -527,6 +527,36 @@ Responder *responder_free(Responder *r) {
         return NULL;
 }
 
+int responder_rehearse(Responder *r, Candidate *ret) {
+        VictimBest best;
+        Candidate c;
+        int k;
+
+        /* The daemon itself is the live process: read as every candidate
+         * is, offered (and refused: it is the daemon), then the kill path
+         * up to, not including, the signal. */
+        k = proc_read_candidate(r->ctx->proc_root, r->ctx->self_pid, r->ctx->page_size, &c);
+        if (k < 0)
+                return k;
+        c.unit = "vmpressured.service";
+        c.unit_marked_killable = true;
+        victim_best_init(&best);
+        (void) victim_best_offer(&best, &c, r->ctx->self_pid);
+        k = action_rehearse_kill(r->ctx, &(KillRequest) {
+                                         .pid = c.pid,
+                                         .starttime_ticks = c.starttime_ticks,
+                                         .unit = c.unit,
+                                         .comm = c.comm,
+                                         .rss_bytes = c.rss_bytes,
+                                         .reason = "start-up rehearsal of the OOM path",
+                                 });
+        if (k < 0)
+                return k;
+        if (ret)
+                *ret = c;
+        return 0;
+}
+
 void responder_set_killed_handler(Responder *r, responder_killed_handler_t h, void *userdata) {
         r->on_killed = h;
         r->on_killed_userdata = userdata;
