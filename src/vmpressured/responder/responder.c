@@ -217,6 +217,14 @@ static int offer_candidate(Candidate *c, void *userdata) {
         return 0;
 }
 
+/* What stat says rules most processes out (smaller than the best so far):
+ * their oom_score_adj is not read. */
+static bool want_candidate(const Candidate *partial, void *userdata) {
+        ScanVictim *f = userdata;
+
+        return !victim_best_skip(&f->victim->best, partial, f->r->ctx->self_pid);
+}
+
 /* Every process of every unit of the PLAN_KILL_SCAN, read one at a time
  * and offered to the plan, which keeps only the best so far: no unit and
  * no process is left out. */
@@ -232,7 +240,8 @@ static void responder_find_victim(Responder *r, PlanVictim *v) {
                 if (unit_dir(r, u, dir, sizeof(dir)) < 0)
                         continue;
                 f.unit = r->plan.kill_units[j];
-                k = proc_scan_cgroup_foreach(r->ctx->proc_root, dir, r->ctx->page_size, offer_candidate, &f);
+                k = proc_scan_cgroup_foreach_filtered(r->ctx->proc_root, dir, r->ctx->page_size, want_candidate,
+                                                      offer_candidate, &f);
                 if (k < 0 && k != -ENOENT)
                         log_debug_errno(k, "%s: cannot list the processes of %s, ignoring: %m", u->name, dir);
         }
@@ -339,7 +348,7 @@ static void responder_kill(Responder *r, const Scope *s, const LevelEvent *ev) {
                 log_notice("%s: OOM, but no process of a unit marked Kill=yes can be killed.", scope_name(s));
                 return;
         }
-        log_debug("%s: OOM: %" PRIu64 " processes looked at, %" PRIu64 " may be killed.", scope_name(s),
+        log_debug("%s: OOM: %" PRIu64 " processes looked at, %" PRIu64 " read in full may be killed.", scope_name(s),
                   kill.n_seen, kill.n_eligible);
 
         (void) snprintf(reason, sizeof(reason), "OOM on %s", scope_name(s));
