@@ -536,6 +536,51 @@ Responder *responder_free(Responder *r) {
         return NULL;
 }
 
+static void prefault(void *p, size_t bytes) {
+        /* The tables are calloc()ed (zero): zero stores fault them in as they are. */
+        for (size_t i = 0; i < bytes; i += 4096)
+                ((volatile char *) p)[i] = 0;
+        if (bytes > 0)
+                ((volatile char *) p)[bytes - 1] = 0;
+}
+
+/* The preallocated tables are sized for the worst case (512 units, a batch
+ * of 1,024 processes: about 550 KiB) and mostly never touched, so with
+ * mlockall(MCL_ONFAULT) they cost nothing until a pass touches them, and a
+ * pass at OOM would then fault pages in. So the part the policies in force
+ * can use is touched here, off the OOM path: an entry per policy (all
+ * PLAN_UNITS_MAX when a template can stand for any number of instances),
+ * the batch only for KillTarget=unit, the main-process table only for
+ * SignalTarget=main. */
+static void responder_prefault_tables(Responder *r) {
+        size_t n = 0;
+        bool batch = false, main_procs = false;
+
+        for (size_t i = 0; r->policies && i < r->policies->n; i++) {
+                const Policy *p = &r->policies->policies[i];
+
+                if (p->state != POLICY_LOADED)
+                        continue;
+                n = p->is_template ? PLAN_UNITS_MAX : MIN(n + 1, (size_t) PLAN_UNITS_MAX);
+                batch |= p->actions[LEVEL_OOM].kill && p->actions[LEVEL_OOM].kill_target == KILL_TARGET_UNIT;
+                for (Level l = LEVEL_LOW; l < _LEVEL_MAX; l++)
+                        main_procs |= p->actions[l].signal != 0 && p->actions[l].signal_target == SIGNAL_TARGET_MAIN;
+        }
+        prefault(r->dirent_buf, sizeof(r->dirent_buf));
+        prefault(r->unit_names, n * sizeof(r->unit_names[0]));
+        prefault(r->units, n * sizeof(r->units[0]));
+        prefault(r->plan.actions, MIN(n * (_LEVEL_MAX - 1) + 1, (size_t) PLAN_ACTIONS_MAX) * sizeof(PlanAction));
+        prefault(r->plan.kill_units, n * sizeof(size_t));
+        if (batch) {
+                prefault(r->batch, sizeof(r->batch));
+                prefault(r->picked, sizeof(r->picked));
+        }
+        if (main_procs) {
+                prefault(r->ctx->procs, sizeof(r->ctx->procs));
+                prefault(r->ctx->scratch, sizeof(r->ctx->scratch));
+        }
+}
+
 int responder_rehearse(Responder *r, Candidate *ret) {
         VictimBest best;
         Candidate c;
@@ -550,7 +595,9 @@ int responder_rehearse(Responder *r, Candidate *ret) {
         c.unit = "vmpressured.service";
         c.unit_marked_killable = true;
         victim_best_init(&best);
+        (void) victim_best_skip(&best, &c, r->ctx->self_pid);
         (void) victim_best_offer(&best, &c, r->ctx->self_pid);
+        responder_prefault_tables(r);
         k = action_rehearse_kill(r->ctx, &(KillRequest) {
                                          .pid = c.pid,
                                          .starttime_ticks = c.starttime_ticks,
@@ -590,6 +637,7 @@ int responder_reload(Responder *r, Diagnostics *diag) {
         }
         policy_set_free(r->policies);
         r->policies = set;
+        responder_prefault_tables(r);   /* new policies may use more of them */
         responder_watch_units(r);
         /* Which units have a policy changed: ask systemd where they are. */
         if (r->systemd_units)
