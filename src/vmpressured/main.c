@@ -412,12 +412,13 @@ int main(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         }
         bus_set_responder(bus, responder);
-        lock_memory();
-        rehearse_oom_path(responder, bus);
         /* Last: everything that needed more privilege is open now. */
         r = caps_drop_to_runtime(memcg_pressure_level_unreadable(manager_env(m)));
         if (r < 0)
                 return EXIT_FAILURE;
+        /* After all start-up code (CAP_IPC_LOCK is kept for this). */
+        lock_memory();
+        rehearse_oom_path(responder, bus);
 
         r = manager_run(m);
         if (r < 0) {

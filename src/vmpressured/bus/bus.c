@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
@@ -838,21 +839,36 @@ int bus_emit_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint6
                                   VMP_BUS_KILLED_SIG, unit, (uint32_t) pid, comm, rss_bytes, reason);
 }
 
-int bus_rehearse_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint64_t rss_bytes,
-                        const char *reason) {
+static int rehearse_signal(Bus *b, const char *member, const char *sig, ...) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        va_list ap;
         int r;
 
-        if (!b->bus)
-                return -ENOTCONN;
-        r = sd_bus_message_new_signal(b->bus, &m, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_SIGNAL_KILLED);
+        r = sd_bus_message_new_signal(b->bus, &m, VMP_BUS_PATH, VMP_BUS_INTERFACE, member);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, VMP_BUS_KILLED_SIG, unit, (uint32_t) pid, comm, rss_bytes, reason);
+        va_start(ap, sig);
+        r = sd_bus_message_appendv(m, sig, ap);
+        va_end(ap);
         if (r < 0)
                 return r;
         /* Sealed as sending would, then dropped unsent. */
         return sd_bus_message_seal(m, 1, 0);
+}
+
+int bus_rehearse_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint64_t rss_bytes,
+                        const char *reason) {
+        int r;
+
+        if (!b->bus)
+                return -ENOTCONN;
+        /* An OOM announcement's level signal, then the kill's. */
+        r = rehearse_signal(b, level_signal[LEVEL_OOM], VMP_BUS_LEVEL_SIG, VMP_BUS_SCOPE_SYSTEM,
+                            (uint32_t) 100);
+        if (r < 0)
+                return r;
+        return rehearse_signal(b, VMP_BUS_SIGNAL_KILLED, VMP_BUS_KILLED_SIG, unit, (uint32_t) pid, comm, rss_bytes,
+                               reason);
 }
 
 /* ---- connection, names, reconnection --------------------------------------- */

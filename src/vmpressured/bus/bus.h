@@ -77,8 +77,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Bus *, bus_free);
 int bus_emit_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint64_t rss_bytes,
                     const char *reason);
 
-/* The Killed signal built and sealed as bus_emit_killed() would, and not
- * sent: the start-up rehearsal of the OOM path (responder_rehearse()).
+/* The OOM level signal and the Killed signal built and sealed as sending
+ * them would, and not sent: the start-up rehearsal of the OOM path
+ * (responder_rehearse()).
  * 0, or negative errno (-ENOTCONN without a bus). */
 int bus_rehearse_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint64_t rss_bytes,
                         const char *reason);
