@@ -6,10 +6,14 @@
  * processes; and, for comparison, the array path (proc_scan_cgroup() into a
  * table, then victim_select()) that SignalTarget=main still uses.
  *
- *   bench-victim CGROUP_DIR N [RUNS]
+ *   bench-victim CGROUP_DIR N [RUNS [equal|varied]]
  *
  * CGROUP_DIR must exist (a cgroup2 or v1 directory the caller made); N
- * sleeping children are started in it and killed at the end.
+ * sleeping children are started in it and killed at the end. equal (the
+ * default): the children are alike, so every RSS ties with the best so far
+ * and every process is read in full (the worst case for the daemon's skip
+ * of processes smaller than the best); varied: child i touches i % 16 more
+ * pages, so most are ruled out on their stat alone.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -53,6 +57,12 @@ static int offer(Candidate *c, void *userdata) {
         return 0;
 }
 
+static bool want(const Candidate *partial, void *userdata) {
+        Offer *o = userdata;
+
+        return !victim_best_skip(&o->best, partial, o->self);
+}
+
 static int cmp_u64(const void *a, const void *b) {
         uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
         return x < y ? -1 : x > y;
@@ -64,6 +74,7 @@ int main(int argc, char *argv[]) {
         Candidate *cands;
         uint64_t *times;
         size_t n, runs, max;
+        bool varied;
         FILE *f;
 
         if (argc < 3) {
@@ -72,6 +83,7 @@ int main(int argc, char *argv[]) {
         }
         n = strtoul(argv[2], NULL, 10);
         runs = argc > 3 ? strtoul(argv[3], NULL, 10) : 5;
+        varied = argc > 4 && strcmp(argv[4], "varied") == 0;
         if (n == 0 || runs == 0)
                 return 2;
         max = n + 16;
@@ -99,6 +111,13 @@ int main(int argc, char *argv[]) {
         for (size_t i = 0; i < n; i++) {
                 kids[i] = fork();
                 if (kids[i] == 0) {
+                        if (varied) {
+                                size_t bytes = (i % 16 + 1) * 4096;
+                                volatile char *p = malloc(bytes);
+
+                                for (size_t b = 0; p && b < bytes; b += 4096)
+                                        p[b] = 1;
+                        }
                         pause();
                         _exit(0);
                 }
@@ -121,14 +140,15 @@ int main(int argc, char *argv[]) {
                 int k;
 
                 victim_best_init(&o.best);
-                k = proc_scan_cgroup_foreach("/proc", argv[1], (uint64_t) sysconf(_SC_PAGESIZE), offer, &o);
+                k = proc_scan_cgroup_foreach_filtered("/proc", argv[1], (uint64_t) sysconf(_SC_PAGESIZE), want,
+                                                      offer, &o);
                 times[r] = now_ns() - t0;
                 if (k < 0 || !o.best.found)
                         fprintf(stderr, "run %zu: scan %d, found %d\n", r, k, (int) o.best.found);
         }
         qsort(times, runs, sizeof(uint64_t), cmp_u64);
-        printf("path=stream processes=%zu runs=%zu median_usec=%.0f min_usec=%.0f max_usec=%.0f\n", n, runs,
-               times[runs / 2] / 1000.0, times[0] / 1000.0, times[runs - 1] / 1000.0);
+        printf("path=stream rss=%s processes=%zu runs=%zu median_usec=%.0f min_usec=%.0f max_usec=%.0f\n",
+               varied ? "varied" : "equal", n, runs, times[runs / 2] / 1000.0, times[0] / 1000.0, times[runs - 1] / 1000.0);
 
         for (size_t r = 0; r < runs; r++) {
                 size_t found = 0;

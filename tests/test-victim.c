@@ -235,6 +235,45 @@ static void test_best_stream(void) {
         CHECK(victim_best_offer(&b, &c[1], SELF));
 }
 
+/* With victim_best_skip() before each offer (what stat alone says), the
+ * choice is still victim_select()'s in any order: an equal RSS is not
+ * skipped (its oom_score_adj may win), a smaller one is, and so are
+ * PID 1, the daemon and empty processes. */
+static void test_best_skip(void) {
+        Candidate c[7] = { cand(10, 30), cand(11, 90), cand(12, 90), cand(1, 999), cand(SELF, 999), cand(13, 5),
+                           cand(14, 0) };
+        static const int orders[][7] = { { 0, 1, 2, 3, 4, 5, 6 }, { 6, 5, 4, 3, 2, 1, 0 }, { 2, 0, 4, 1, 6, 5, 3 } };
+        VictimBest b;
+
+        c[2].oom_score_adj = 100;       /* ties 11 on RSS, wins on adj */
+        CHECK_EQ_INT(victim_select(c, 7, SELF), 2);
+        for (size_t o = 0; o < ELEMENTSOF(orders); o++) {
+                size_t skipped = 0;
+
+                victim_best_init(&b);
+                for (size_t i = 0; i < 7; i++) {
+                        Candidate partial = c[orders[o][i]];
+
+                        partial.oom_score_adj = 0;      /* not read yet */
+                        if (victim_best_skip(&b, &partial, SELF)) {
+                                skipped++;
+                                continue;
+                        }
+                        (void) victim_best_offer(&b, &c[orders[o][i]], SELF);
+                }
+                CHECK(b.found);
+                CHECK_EQ_INT(b.best.pid, 12);
+                CHECK_EQ_U64(b.n_seen, 7);
+                CHECK(skipped >= 3);    /* PID 1, the daemon, the empty one */
+        }
+        /* Order 0: 10 (30), then 11 and 12 (90, equal: both read), then 13 (5) is smaller. */
+        victim_best_init(&b);
+        (void) victim_best_offer(&b, &c[1], SELF);
+        CHECK(!victim_best_skip(&b, &c[2], SELF));
+        CHECK(victim_best_skip(&b, &c[0], SELF));
+        CHECK(victim_best_skip(&b, &c[5], SELF));
+}
+
 static void test_main_process(void) {
         size_t scratch[8];
         Candidate c[6];
@@ -321,6 +360,7 @@ int main(void) {
         test_select_unit();
         test_select_unit_more_than_room();
         test_best_stream();
+        test_best_skip();
         test_main_process();
         test_pacer();
         test_select_many();

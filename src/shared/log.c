@@ -23,6 +23,8 @@ static char journal_identifier[64] = "SYSLOG_IDENTIFIER=vmpressured";
 static int max_level = LOG_INFO;
 static bool use_journal = false;
 static uint64_t n_dropped;
+/* log_set_rehearsal(): everything formatted, nothing written. */
+static bool rehearsal = false;
 
 /* How a line reaches fd 1 or 2 without ever waiting for its reader. */
 typedef enum OutputKind {
@@ -185,6 +187,8 @@ static int journal_send(const char *const *fields, size_t n_fields) {
                 w[j++] = (struct iovec) { (void *) "\n", 1 };
         }
         mh.msg_iovlen = j;
+        if (rehearsal)
+                return 0;
         do
                 k = sendmsg(journal_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
         while (k < 0 && errno == EINTR);
@@ -223,6 +227,10 @@ void log_set_identifier(const char *name) {
         (void) snprintf(journal_identifier, sizeof(journal_identifier), "SYSLOG_IDENTIFIER=%s", name);
 }
 
+void log_set_rehearsal(bool on) {
+        rehearsal = on;
+}
+
 void log_set_max_level(int level) {
         max_level = level;
 }
@@ -242,7 +250,8 @@ static void write_stderr(int level, const char *text, const char *const *fields)
         if (n >= sizeof(line) - 1)
                 n = sizeof(line) - 2;
         line[n++] = '\n';
-        (void) output_write(STDERR_FILENO, line, n);
+        if (!rehearsal)
+                (void) output_write(STDERR_FILENO, line, n);
 }
 
 int log_internal(int level, int error, const char *file, int line, const char *func,

@@ -27,6 +27,10 @@ int log_use_journal_socket(const char *path);
  * other programs of the project set their own, at most 31 characters). */
 void log_set_identifier(const char *name);
 void log_set_max_level(int level);
+/* While on, messages are formatted as usual (journal fields and iovecs, or
+ * the stderr line) and then not written: a start-up rehearsal of the OOM
+ * path faults in the code and stack that logging a kill needs. */
+void log_set_rehearsal(bool on);
 int log_get_max_level(void);
 bool log_to_journal(void);
 

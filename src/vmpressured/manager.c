@@ -70,6 +70,18 @@ static void scope_announce(Scope *s, const LevelEvent *ev, usec_t now_usec) {
                    ev->timestamp_usec, latency, s->simulated ? " simulated=1" : "",
                    ev->memory_left ? " memory_left=1" : "");
 
+        m->announcing = s;
+        m->announcing_usec = now_usec;
+        for (ManagerListenerPhase p = 0; p < _MANAGER_LISTENER_PHASE_MAX; p++)
+                for (size_t i = 0; i < m->n_listeners[p]; i++)
+                        m->listeners[p][i].handler(m, s, ev, m->listeners[p][i].userdata);
+        m->announcing = NULL;
+
+        /* The journal record and the service status after the listeners:
+         * the kill and the subscribers do not wait behind a sendmsg() to
+         * journald and one to systemd (the status is vasprintf()ed too).
+         * The --print-events line stays first, so that a reader sees the
+         * level before what was done about it. */
         if (!ev->repeat) {
                 (void) snprintf(f_level, sizeof(f_level), "VMP_LEVEL=%s", level_to_string(ev->level));
                 (void) snprintf(f_scope, sizeof(f_scope), "VMP_SCOPE=%s", s->name);
@@ -86,12 +98,6 @@ static void scope_announce(Scope *s, const LevelEvent *ev, usec_t now_usec) {
                         notify_status(m);
         }
 
-        m->announcing = s;
-        m->announcing_usec = now_usec;
-        for (ManagerListenerPhase p = 0; p < _MANAGER_LISTENER_PHASE_MAX; p++)
-                for (size_t i = 0; i < m->n_listeners[p]; i++)
-                        m->listeners[p][i].handler(m, s, ev, m->listeners[p][i].userdata);
-        m->announcing = NULL;
         if (ev->level == LEVEL_NONE)
                 s->simulated = false;   /* the simulation is over */
 }

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
 #include <malloc.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <sys/sysinfo.h>
 
 #include "memory.h"
@@ -58,6 +62,94 @@ int memory_reserve_refill(void) {
                 return 0;
         r = heap_touch(MEMORY_HEAP_RESERVE_BYTES);
         return r < 0 ? r : 1;
+}
+
+/* One line of /proc/self/maps: "start-end perms offset dev inode path".
+ * Read-only private mappings of files: code (r-x) and read-only data (r--). */
+static bool maps_line_is_file_ro(const char *line, uintptr_t *ret_start, uintptr_t *ret_end) {
+        unsigned long long start, end, ino;
+        char perms[8];
+
+        if (sscanf(line, "%llx-%llx %7s %*s %*s %llu", &start, &end, perms, &ino) != 4)
+                return false;
+        /* inode 0: [vdso], [stack], anonymous mappings. */
+        if ((!streq(perms, "r-xp") && !streq(perms, "r--p")) || ino == 0)
+                return false;
+        *ret_start = (uintptr_t) start;
+        *ret_end = (uintptr_t) end;
+        return true;
+}
+
+#define PAGEMAP_PRESENT (UINT64_C(1) << 63)
+#define PAGEMAP_FILE    (UINT64_C(1) << 61)     /* file page or shared anonymous */
+
+/* Whether every present page of [start, end) is still the file's own page:
+ * a read-only mapping can hold private copies (RELRO: relocated, then made
+ * read-only), and dropping those would lose what was written there. */
+static bool range_is_clean(int pagemap_fd, uintptr_t start, uintptr_t end) {
+        uint64_t e[512];
+
+        for (uintptr_t a = start; a < end;) {
+                size_t n = MIN((size_t) ((end - a) / 4096), ELEMENTSOF(e));
+                ssize_t k = pread(pagemap_fd, e, n * sizeof(e[0]), (off_t) (a / 4096 * sizeof(e[0])));
+
+                if (k <= 0)
+                        return false;
+                for (size_t i = 0; i < (size_t) k / sizeof(e[0]); i++)
+                        if ((e[i] & PAGEMAP_PRESENT) && !(e[i] & PAGEMAP_FILE))
+                                return false;
+                a += (uintptr_t) k / sizeof(e[0]) * 4096;
+        }
+        return true;
+}
+
+int memory_drop_code_pages(void) {
+        _cleanup_(closep) int fd = -EBADF, pagemap_fd = -EBADF;
+        char buf[16384];
+        size_t have = 0;
+        int n = 0;
+
+        fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+        if (pagemap_fd < 0)
+                return -errno;
+        for (;;) {
+                ssize_t k = read(fd, buf + have, sizeof(buf) - 1 - have);
+                char *line, *nl;
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                have += (size_t) k;
+                buf[have] = '\0';
+                for (line = buf; (nl = strchr(line, '\n')); line = nl + 1) {
+                        uintptr_t start, end;
+
+                        *nl = '\0';
+                        if (maps_line_is_file_ro(line, &start, &end) && range_is_clean(pagemap_fd, start, end) &&
+                            madvise((void *) start, end - start, MADV_DONTNEED) == 0)
+                                n++;
+                }
+                /* The partial last line moves to the front for the next read. */
+                have = strlen(line);
+                memmove(buf, line, have);
+                if (k == 0 || have == sizeof(buf) - 1)
+                        return n;
+        }
+}
+
+void *memory_table_new(size_t bytes) {
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+        return p == MAP_FAILED ? NULL : p;
+}
+
+void memory_table_free(void *p, size_t bytes) {
+        if (p)
+                (void) munmap(p, bytes);
 }
 
 uint64_t memory_total_bytes(void) {

@@ -29,10 +29,16 @@
 
 #include "macro.h"
 
-#define MEMORY_HEAP_RESERVE_BYTES   (1024u * 1024u)
+/* 256 KiB: a signal sd-bus builds is about 1 KiB, so an OOM event's
+ * signals (a level per scope crossed, Action, Killed) and a queue of about
+ * 200 more fit; at 1 MiB the reserve alone was a third of the daemon's
+ * resident memory. */
+#define MEMORY_HEAP_RESERVE_BYTES   (256u * 1024u)
 #define MEMORY_MMAP_THRESHOLD_BYTES (128u * 1024u)
 #define MEMORY_RESERVE_PIECE_BYTES  (64u * 1024u)
-#define MEMORY_STACK_PREFAULT_BYTES (128u * 1024u)
+/* The deepest path, the cgroup walk of a kill (about 23 KiB) under the
+ * event loop and a journal record (about 5 KiB), with room to spare. */
+#define MEMORY_STACK_PREFAULT_BYTES (64u * 1024u)
 
 /* Call before mlockall(). 0, or -ENOMEM when the reserve cannot be had. */
 int memory_reserve(void);
@@ -40,6 +46,26 @@ int memory_reserve(void);
  * touched malloc() that is freed again). Not for the OOM path. 1 refilled,
  * 0 nothing to do, -ENOMEM. */
 int memory_reserve_refill(void);
+
+/* Drops the page table entries of the read-only file mappings (code and
+ * read-only data of the binary and its libraries): what only start-up used
+ * (configuration, policies, the dynamic linker's relocations) stays out of
+ * the resident set, and what runs afterwards is faulted back from the page
+ * cache, 64 KiB at a time (the kernel's fault-around). A mapping with a
+ * private copy of a page (RELRO, written before it was made read-only:
+ * /proc/self/pagemap tells) is left alone, so nothing is lost. Call before
+ * mlockall(): locked pages cannot be dropped. Returns how many mappings
+ * were dropped, or negative errno. */
+int memory_drop_code_pages(void);
+
+/* A zeroed table of its own mmap(), never in the heap: its pages are
+ * faulted in (and, after mlockall(MCL_ONFAULT), locked) only where it is
+ * used. From the heap, calloc() clears, so touches, every page: the
+ * 120 KiB main-process table came out just under the 128 KiB mmap
+ * threshold once and cost 80 KiB resident on every daemon. NULL on
+ * failure; memory_table_free() takes the same size. */
+void *memory_table_new(size_t bytes);
+void memory_table_free(void *p, size_t bytes);
 
 /* The machine's RAM, what /proc/meminfo calls MemTotal (sysinfo(2):
  * totalram × mem_unit, the same counter); 0 when unknown. */

@@ -68,6 +68,21 @@ static int real_kill_process(ActionContext *ctx, const KillRequest *req, KillRes
         return 1;
 }
 
+int action_rehearse_kill(ActionContext *ctx, const KillRequest *req) {
+        _cleanup_(closep) int fd = -EBADF;
+
+        fd = action_pidfd_open_verified(ctx, req->pid, req->starttime_ticks);
+        if (fd < 0)
+                return fd;
+        /* Signal 0: the permission checks of a kill, and nothing sent. */
+        if (sys_pidfd_send_signal(fd, 0, NULL, 0) < 0)
+                return -errno;
+        log_set_rehearsal(true);
+        action_log_kill(req, false, &(KillResult) {});
+        log_set_rehearsal(false);
+        return 0;
+}
+
 const ActionOps action_ops_real = {
         .name = "real",
         .signal_unit = real_signal_unit,

@@ -88,6 +88,12 @@ typedef struct ActionOps {
         int (*kill_process)(ActionContext *ctx, const KillRequest *req, KillResult *ret);
 } ActionOps;
 
+/* The kill path without the kill, for a start-up rehearsal on a live
+ * process (the daemon itself): pidfd, the identity check, a pidfd signal 0
+ * and the journal record formatted but not written (log_set_rehearsal()).
+ * 0, or negative errno. */
+int action_rehearse_kill(ActionContext *ctx, const KillRequest *req);
+
 extern const ActionOps action_ops_real;
 extern const ActionOps action_ops_dry_run;
 

@@ -10,9 +10,11 @@
  *
  * The connection is optional at every moment: without a system bus (early
  * boot, dbus-daemon restarting) the daemon goes on watching pressure and
- * serving fd subscribers, and reconnects on a timer (every
- * BUS_RETRY_USEC for BUS_RETRY_FAST_ATTEMPTS attempts, then every
- * BUS_RETRY_SLOW_USEC), registering its objects and taking its names back.
+ * serving fd subscribers, and reconnects when the bus's socket appears
+ * (inotify on its directory: nothing wakes while there is no bus; a timer,
+ * every BUS_RETRY_USEC for BUS_RETRY_FAST_ATTEMPTS attempts, then every
+ * BUS_RETRY_SLOW_USEC, only for an address that is not a socket path),
+ * registering its objects and taking its names back.
  */
 
 #include <sys/types.h>
@@ -25,6 +27,14 @@
 #define BUS_RETRY_USEC            (1 * USEC_PER_SEC)
 #define BUS_RETRY_FAST_ATTEMPTS   30
 #define BUS_RETRY_SLOW_USEC       (5 * USEC_PER_SEC)
+/* The default system bus address, and its socket's directory is what is
+ * watched (inotify) while there is no bus: no timer then. The timer above
+ * is only for addresses that are not a socket path. After the socket
+ * appears, BUS_SOCKET_QUICK_RETRIES tries BUS_SOCKET_QUICK_RETRY_USEC
+ * apart: dbus-daemon listen()s a moment after it bind()s. */
+#define BUS_SYSTEM_SOCKET_ADDRESS  "unix:path=/run/dbus/system_bus_socket"
+#define BUS_SOCKET_QUICK_RETRIES   20u
+#define BUS_SOCKET_QUICK_RETRY_USEC (50 * USEC_PER_MSEC)
 /* A dbus-daemon that does not read (stopped, stuck) first fills the
  * connection's socket buffer (sd-bus asks for 8 MiB; we cut it to
  * BUS_SNDBUF_BYTES, which the kernel doubles), then sd-bus's own queue; past
@@ -66,6 +76,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Bus *, bus_free);
  * there is no bus at the moment: -ENOTCONN). */
 int bus_emit_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint64_t rss_bytes,
                     const char *reason);
+
+/* The OOM level signal and the Killed signal built and sealed as sending
+ * them would, and not sent: the start-up rehearsal of the OOM path
+ * (responder_rehearse()).
+ * 0, or negative errno (-ENOTCONN without a bus). */
+int bus_rehearse_killed(Bus *b, const char *unit, pid_t pid, const char *comm, uint64_t rss_bytes,
+                        const char *reason);
 
 /* The current system bus connection, for the actions' KillUnit() calls;
  * NULL while there is none (reconnecting). Borrowed: do not keep it across

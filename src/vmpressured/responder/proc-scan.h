@@ -15,8 +15,8 @@
 /* /proc/<pid>/stat of one process. -ESRCH when it is gone. */
 int proc_read_stat(const char *proc_root, pid_t pid, ProcStat *ret);
 
-/* One process's record: stat (RSS, start time, flags, comm), oom_score_adj
- * and the owner of /proc/<pid>. unit and unit_marked_killable are left
+/* One process's record: stat (RSS, start time, flags, comm) and
+ * oom_score_adj. unit and unit_marked_killable are left
  * for the caller. -ESRCH when the process is gone. */
 int proc_read_candidate(const char *proc_root, pid_t pid, uint64_t page_size, Candidate *ret);
 
@@ -48,6 +48,16 @@ int cgroup_walk_pids(const char *cgroup_dir, cgroup_pid_handler_t handler, void 
  * unit_marked_killable unset: the caller's to fill); the handler may change
  * it. A negative return stops the scan and is returned. */
 typedef int (*proc_candidate_handler_t)(Candidate *c, void *userdata);
+
+/* Called with what /proc/<pid>/stat gave (oom_score_adj not read yet, 0):
+ * false skips the process, and its oom_score_adj is never read. */
+typedef bool (*proc_candidate_filter_t)(const Candidate *partial, void *userdata);
+
+/* proc_scan_cgroup_foreach() with a filter (may be NULL) that rules
+ * processes out before their oom_score_adj is read. */
+int proc_scan_cgroup_foreach_filtered(const char *proc_root, const char *cgroup_dir, uint64_t page_size,
+                                      proc_candidate_filter_t filter, proc_candidate_handler_t handler,
+                                      void *userdata);
 
 /* The record of every process in cgroup_dir and below (cgroup_walk_pids()),
  * one at a time in a stack buffer: nothing is stored, so any number of

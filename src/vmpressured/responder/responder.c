@@ -7,6 +7,7 @@
 
 #include "event-value.h"
 #include "log.h"
+#include "memory.h"
 #include "policy-load.h"
 #include "proc-scan.h"
 #include "responder-plan.h"
@@ -217,6 +218,14 @@ static int offer_candidate(Candidate *c, void *userdata) {
         return 0;
 }
 
+/* What stat says rules most processes out (smaller than the best so far):
+ * their oom_score_adj is not read. */
+static bool want_candidate(const Candidate *partial, void *userdata) {
+        ScanVictim *f = userdata;
+
+        return !victim_best_skip(&f->victim->best, partial, f->r->ctx->self_pid);
+}
+
 /* Every process of every unit of the PLAN_KILL_SCAN, read one at a time
  * and offered to the plan, which keeps only the best so far: no unit and
  * no process is left out. */
@@ -232,7 +241,8 @@ static void responder_find_victim(Responder *r, PlanVictim *v) {
                 if (unit_dir(r, u, dir, sizeof(dir)) < 0)
                         continue;
                 f.unit = r->plan.kill_units[j];
-                k = proc_scan_cgroup_foreach(r->ctx->proc_root, dir, r->ctx->page_size, offer_candidate, &f);
+                k = proc_scan_cgroup_foreach_filtered(r->ctx->proc_root, dir, r->ctx->page_size, want_candidate,
+                                                      offer_candidate, &f);
                 if (k < 0 && k != -ENOENT)
                         log_debug_errno(k, "%s: cannot list the processes of %s, ignoring: %m", u->name, dir);
         }
@@ -339,7 +349,7 @@ static void responder_kill(Responder *r, const Scope *s, const LevelEvent *ev) {
                 log_notice("%s: OOM, but no process of a unit marked Kill=yes can be killed.", scope_name(s));
                 return;
         }
-        log_debug("%s: OOM: %" PRIu64 " processes looked at, %" PRIu64 " may be killed.", scope_name(s),
+        log_debug("%s: OOM: %" PRIu64 " processes looked at, %" PRIu64 " read in full may be killed.", scope_name(s),
                   kill.n_seen, kill.n_eligible);
 
         (void) snprintf(reason, sizeof(reason), "OOM on %s", scope_name(s));
@@ -486,7 +496,7 @@ int responder_new(Manager *m, const char *const *dirs, size_t n_dirs, Responder 
         _cleanup_(freep) Diagnostics *diag = NULL;
         int k;
 
-        r = calloc(1, sizeof(Responder));
+        r = memory_table_new(sizeof(Responder));        /* 550 KiB, mostly untouched */
         diag = calloc(1, sizeof(Diagnostics));
         if (!r || !diag)
                 return -ENOMEM;
@@ -538,8 +548,88 @@ Responder *responder_free(Responder *r) {
         systemd_units_free(r->systemd_units);
         policy_set_free(r->policies);
         action_context_free(r->ctx);
-        free(r);
+        memory_table_free(r, sizeof(*r));
         return NULL;
+}
+
+static void prefault(void *p, size_t bytes) {
+        /* The tables are calloc()ed (zero): zero stores fault them in as they are. */
+        for (size_t i = 0; i < bytes; i += 4096)
+                ((volatile char *) p)[i] = 0;
+        if (bytes > 0)
+                ((volatile char *) p)[bytes - 1] = 0;
+}
+
+/* The preallocated tables are sized for the worst case (512 units, a batch
+ * of 1,024 processes: about 550 KiB) and mostly never touched, so with
+ * mlockall(MCL_ONFAULT) they cost nothing until a pass touches them, and a
+ * pass at OOM would then fault pages in. So the part the policies in force
+ * can use is touched here, off the OOM path: an entry per policy (all
+ * PLAN_UNITS_MAX when a template can stand for any number of instances),
+ * the batch only for KillTarget=unit, the main-process table only for
+ * SignalTarget=main. */
+static void responder_prefault_tables(Responder *r) {
+        size_t n = 0;
+        bool batch = false, main_procs = false;
+
+        for (size_t i = 0; r->policies && i < r->policies->n; i++) {
+                const Policy *p = &r->policies->policies[i];
+
+                if (p->state != POLICY_LOADED)
+                        continue;
+                n = p->is_template ? PLAN_UNITS_MAX : MIN(n + 1, (size_t) PLAN_UNITS_MAX);
+                batch |= p->actions[LEVEL_OOM].kill && p->actions[LEVEL_OOM].kill_target == KILL_TARGET_UNIT;
+                for (Level l = LEVEL_LOW; l < _LEVEL_MAX; l++)
+                        main_procs |= p->actions[l].signal != 0 && p->actions[l].signal_target == SIGNAL_TARGET_MAIN;
+        }
+        /* What one getdents64() of system.slice fills: 8 KiB hold some 200
+         * units' entries (about 40 bytes each); the rest is faulted in only
+         * on a machine with more. */
+        prefault(r->dirent_buf, MIN(sizeof(r->dirent_buf), (size_t) 8192));
+        prefault(r->unit_names, n * sizeof(r->unit_names[0]));
+        prefault(r->units, n * sizeof(r->units[0]));
+        prefault(r->plan.actions, MIN(n * (_LEVEL_MAX - 1) + 1, (size_t) PLAN_ACTIONS_MAX) * sizeof(PlanAction));
+        prefault(r->plan.kill_units, n * sizeof(size_t));
+        if (batch) {
+                prefault(r->batch, sizeof(r->batch));
+                prefault(r->picked, sizeof(r->picked));
+        }
+        if (main_procs) {
+                prefault(r->ctx->procs, sizeof(r->ctx->procs));
+                prefault(r->ctx->scratch, sizeof(r->ctx->scratch));
+        }
+}
+
+int responder_rehearse(Responder *r, Candidate *ret) {
+        VictimBest best;
+        Candidate c;
+        int k;
+
+        /* The daemon itself is the live process: read as every candidate
+         * is, offered (and refused: it is the daemon), then the kill path
+         * up to, not including, the signal. */
+        k = proc_read_candidate(r->ctx->proc_root, r->ctx->self_pid, r->ctx->page_size, &c);
+        if (k < 0)
+                return k;
+        c.unit = "vmpressured.service";
+        c.unit_marked_killable = true;
+        victim_best_init(&best);
+        (void) victim_best_skip(&best, &c, r->ctx->self_pid);
+        (void) victim_best_offer(&best, &c, r->ctx->self_pid);
+        responder_prefault_tables(r);
+        k = action_rehearse_kill(r->ctx, &(KillRequest) {
+                                         .pid = c.pid,
+                                         .starttime_ticks = c.starttime_ticks,
+                                         .unit = c.unit,
+                                         .comm = c.comm,
+                                         .rss_bytes = c.rss_bytes,
+                                         .reason = "start-up rehearsal of the OOM path",
+                                 });
+        if (k < 0)
+                return k;
+        if (ret)
+                *ret = c;
+        return 0;
 }
 
 void responder_set_killed_handler(Responder *r, responder_killed_handler_t h, void *userdata) {
@@ -566,6 +656,7 @@ int responder_reload(Responder *r, Diagnostics *diag) {
         }
         policy_set_free(r->policies);
         r->policies = set;
+        responder_prefault_tables(r);   /* new policies may use more of them */
         responder_watch_units(r);
         /* Which units have a policy changed: ask systemd where they are. */
         if (r->systemd_units)

@@ -56,6 +56,14 @@ typedef struct ResponderCounters {
  * of unit-scope policies and registers with the manager. Problems in policy
  * files are logged; valid files still load. */
 int responder_new(Manager *m, const char *const *dirs, size_t n_dirs, Responder **ret);
+
+/* Runs the OOM path once on the daemon itself, without a kill, so that its
+ * code, stack and heap pages are faulted in (and locked, after mlockall())
+ * before an OOM needs them: the process read as a candidate and offered,
+ * the pidfd opened and checked, a signal 0, the kill's journal record
+ * formatted and not written. ret (may be NULL): the record read, for the
+ * rest of the rehearsal (the bus's Killed signal). 0, or negative errno. */
+int responder_rehearse(Responder *r, Candidate *ret);
 Responder *responder_free(Responder *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Responder *, responder_free);
 

@@ -82,6 +82,15 @@ bool victim_best_offer(VictimBest *b, const Candidate *c, pid_t self_pid) {
 
 /* ret_idx[0..n) as a binary heap with the worst victim at the root: the
  * one to drop when a better candidate comes and the heap is full. */
+bool victim_best_skip(VictimBest *b, const Candidate *partial, pid_t self_pid) {
+        bool skip = partial->pid <= 1 || partial->pid == self_pid || partial->is_kernel_thread ||
+                    partial->rss_bytes == 0 || (b->found && partial->rss_bytes < b->best.rss_bytes);
+
+        if (skip)
+                b->n_seen++;
+        return skip;
+}
+
 static bool worse(const Candidate *c, size_t a, size_t b) {
         return victim_compare(&c[a], &c[b]) > 0;
 }

@@ -22,7 +22,6 @@ typedef struct Candidate {
         uint64_t rss_bytes;
         int oom_score_adj;
         bool is_kernel_thread;
-        uid_t uid;
         char comm[PROC_COMM_MAX];
         const char *unit;               /* borrowed: the manager's unit table outlives the array */
         bool unit_marked_killable;      /* the unit's policy has [OOM] Kill=yes */
@@ -65,13 +64,20 @@ typedef struct VictimBest {
         Candidate best;                 /* valid when found */
         bool found;
         uint64_t n_seen;                /* offered */
-        uint64_t n_eligible;            /* of those, victim_check() OK */
+        uint64_t n_eligible;            /* of those, victim_check() OK (of those skipped by
+                                         * victim_best_skip(), none is counted) */
 } VictimBest;
 
 void victim_best_init(VictimBest *b);
 /* Offers c: true when it may be killed and is the best so far (then it
  * was copied into b->best; c->unit stays borrowed). */
 bool victim_best_offer(VictimBest *b, const Candidate *c, pid_t self_pid);
+/* Before a candidate is read in full: true (and it is counted as seen)
+ * when what is known of it already (pid, RSS, kernel thread: stat) rules
+ * it out, whatever its oom_score_adj — it may not be killed, or it is
+ * smaller than the best so far (RSS is the first key of victim_compare()).
+ * The choice stays victim_select()'s: an equal RSS is read in full. */
+bool victim_best_skip(VictimBest *b, const Candidate *partial, pid_t self_pid);
 
 /* KillTarget=unit: the indices of the candidates of unit that may be
  * killed, best victim first, in ret_idx (room for max): all of them when
