@@ -25,6 +25,7 @@ typedef enum Field {
         F_REPEAT,
         F_FLOOR_BYTES,
         F_FLOOR_PERMYRIAD,
+        F_KILL_HORIZON,
         F_PSI_WINDOW,
         F_PSI_LOW,
         F_PSI_MEDIUM,
@@ -50,6 +51,7 @@ static int64_t get(const Config *c, Field f) {
         case F_REPEAT:          return (int64_t) c->level.repeat_usec;
         case F_FLOOR_BYTES:     return (int64_t) c->level.headroom_floor_bytes;
         case F_FLOOR_PERMYRIAD: return c->level.headroom_floor_permyriad;
+        case F_KILL_HORIZON:    return (int64_t) c->level.kill_horizon_usec;
         case F_PSI_WINDOW:      return (int64_t) c->params.psi.window_usec;
         case F_PSI_LOW:         return (int64_t) c->params.psi.stall_usec[LEVEL_LOW];
         case F_PSI_MEDIUM:      return (int64_t) c->params.psi.stall_usec[LEVEL_MEDIUM];
@@ -108,6 +110,7 @@ static void test_defaults(void) {
         CHECK_EQ_INT(c.level.level_oom, 99);
         CHECK_EQ_U64(c.level.hold_usec, 2 * S);
         CHECK_EQ_U64(c.level.quiet_usec, 10 * S);
+        CHECK_EQ_U64(c.level.kill_horizon_usec, 2 * S);
         CHECK_EQ_U64(c.level.repeat_usec, 1 * S);
         CHECK_EQ_U64(c.level.headroom_floor_bytes, 0);
         CHECK_EQ_INT(c.level.headroom_floor_permyriad, 200);
@@ -171,6 +174,9 @@ static void test_good_values(void) {
                 { "[Levels]\nQuietSec=1min\n", F_QUIET, 60 * S },
                 { "[Levels]\nQuietSec=1h\n", F_QUIET, 3600 * S },
                 { "[Levels]\nRepeatSec=1s500ms\n", F_REPEAT, 1500 * MS },
+                { "[Levels]\nKillHorizonSec=0\n", F_KILL_HORIZON, 0 },
+                { "[Levels]\nKillHorizonSec=500ms\n", F_KILL_HORIZON, 500 * MS },
+                { "[Levels]\nKillHorizonSec=1min\n", F_KILL_HORIZON, 60 * S },
                 { "[Levels]\nHeadroomFloor=64M\n", F_FLOOR_BYTES, 64 << 20 },
                 { "[Levels]\nHeadroomFloor=64M\n", F_FLOOR_PERMYRIAD, 0 },
                 { "[Levels]\nHeadroomFloor=2%\n", F_FLOOR_PERMYRIAD, 200 },
@@ -269,6 +275,10 @@ static void test_bad_values(void) {
                   F ":2: Invalid value '2h' for QuietSec=: must be a duration 0…1h" },
                 { "[Levels]\nRepeatSec=99999999999999999999\n", F_REPEAT,
                   F ":2: Invalid value '99999999999999999999' for RepeatSec=: must be a duration 0…1h" },
+                { "[Levels]\nKillHorizonSec=61s\n", F_KILL_HORIZON,
+                  F ":2: Invalid value '61s' for KillHorizonSec=: must be a duration 0…1min" },
+                { "[Levels]\nKillHorizonSec=soon\n", F_KILL_HORIZON,
+                  F ":2: Invalid value 'soon' for KillHorizonSec=: must be a duration 0…1min" },
                 { "[Levels]\nHeadroomFloor=lots\n", F_FLOOR_PERMYRIAD,
                   F ":2: Invalid value 'lots' for HeadroomFloor=: must be a size (like 64M), "
                   "a percentage below 50% (like 2.5%) or 0" },
@@ -740,6 +750,7 @@ static void test_shipped_file(void) {
         static const char *const keys[] = {
                 "Source", "SyscallNumber", "Watch", "LogLevel", "DryRun",
                 "Window", "Medium", "OOM", "HoldSec", "QuietSec", "RepeatSec", "HeadroomFloor",
+                "KillHorizonSec",
                 "WindowSec", "LowStallMSec", "MediumStallMSec", "OOMStallMSec",
                 "IdleSec", "BusyMSec",
         };

@@ -215,6 +215,7 @@ static void test_config(void) {
         CHECK_EQ_U64(c.repeat_usec, SEC(1));
         CHECK_EQ_U64(c.headroom_floor_bytes, 0);
         CHECK_EQ_INT(c.headroom_floor_permyriad, 200);
+        CHECK_EQ_U64(c.kill_horizon_usec, SEC(2));
         CHECK_EQ_INT(level_config_validate(&c), 0);
         CHECK_EQ_INT(level_config_validate(NULL), -EINVAL);
 
@@ -511,6 +512,105 @@ static void test_invalid_samples(void) {
         CHECK_EQ_INT(e.index, 100);
 }
 
+/* The headroom trend that decides whether an OOM of reclaim inefficiency
+ * may kill: a hog's headroom falls towards the floor, a thrash's stays. */
+static void test_headroom_trend(void) {
+        const uint64_t MiB = 1 << 20, total = 1000 * MiB;       /* floor 2 %: 20 MiB */
+        LevelConfig c = config_default();
+        LevelEngine e;
+        uint64_t rate;
+
+        /* Nothing known: no rate, never running out (unless under the floor). */
+        level_engine_init(&e, &c);
+        CHECK_EQ_U64(level_engine_headroom_eta(&e, total, &rate), USEC_INFINITY);
+        CHECK_EQ_U64(rate, 0);
+        CHECK(!level_engine_headroom_running_out(&e, total));
+        level_engine_headroom_note(&e, MSEC(0), 500 * MiB);
+        CHECK_EQ_U64(level_engine_headroom_eta(&e, total, NULL), USEC_INFINITY);
+        /* Two points closer than the minimum span make no rate. */
+        level_engine_headroom_note(&e, MSEC(100), 400 * MiB);
+        CHECK_EQ_U64(level_engine_headroom_eta(&e, total, NULL), USEC_INFINITY);
+        /* 200 MiB in 200 ms: 1000 MiB/s, 280 MiB above the floor: 280 ms. */
+        level_engine_headroom_note(&e, MSEC(200), 300 * MiB);
+        CHECK_EQ_U64(level_engine_headroom_eta(&e, total, &rate), MSEC(280));
+        CHECK_EQ_U64(rate, 1000 * MiB);
+        CHECK(level_engine_headroom_running_out(&e, total));
+        /* A point older than the newest is ignored. */
+        level_engine_headroom_note(&e, MSEC(150), 900 * MiB);
+        CHECK_EQ_U64(level_engine_headroom_eta(&e, total, NULL), MSEC(280));
+
+        /* A slow leak: 10 MiB/s over the 2 s window; 41 MiB left (21 above the
+         * floor) is 2.1 s, past the 2 s horizon. */
+        level_engine_init(&e, &c);
+        for (unsigned i = 0; i <= 20; i++)
+                level_engine_headroom_note(&e, MSEC(100 * i), (61 - i) * MiB);
+        CHECK_EQ_U64(level_engine_headroom_eta(&e, total, &rate), SEC(2) + MSEC(100));
+        CHECK_EQ_U64(rate, 10 * MiB);
+        CHECK(!level_engine_headroom_running_out(&e, total));
+        /* 100 ms later, 40 MiB: 2 s, the horizon itself, kills. */
+        level_engine_headroom_note(&e, MSEC(2100), 40 * MiB);
+        CHECK_EQ_U64(level_engine_headroom_eta(&e, total, NULL), SEC(2));
+        CHECK(level_engine_headroom_running_out(&e, total));
+
+        /* Only the last 2 s count: a fall long ago is no trend now. */
+        level_engine_init(&e, &c);
+        level_engine_headroom_note(&e, SEC(0), 900 * MiB);
+        level_engine_headroom_note(&e, SEC(10), 300 * MiB);
+        level_engine_headroom_note(&e, SEC(11), 300 * MiB);
+        CHECK_EQ_U64(level_engine_headroom_eta(&e, total, NULL), USEC_INFINITY);
+        CHECK(!level_engine_headroom_running_out(&e, total));
+
+        /* A thrash: the headroom wobbles up and down around 400 MiB. */
+        level_engine_init(&e, &c);
+        for (unsigned i = 0; i < 100; i++)
+                level_engine_headroom_note(&e, MSEC(100 * i), (400 + (i % 3)) * MiB);
+        CHECK(!level_engine_headroom_running_out(&e, total));
+        /* … and rising: not falling, no eta. */
+        level_engine_headroom_note(&e, SEC(20), 600 * MiB);
+        CHECK_EQ_U64(level_engine_headroom_eta(&e, total, NULL), USEC_INFINITY);
+
+        /* Under the floor is running out whatever the trend (even with no rate). */
+        level_engine_init(&e, &c);
+        level_engine_headroom_note(&e, SEC(0), 20 * MiB);
+        CHECK_EQ_U64(level_engine_headroom_eta(&e, total, NULL), 0);
+        CHECK(level_engine_headroom_running_out(&e, total));
+
+        /* KillHorizonSec=0: the floor alone. */
+        c.kill_horizon_usec = 0;
+        level_engine_init(&e, &c);
+        level_engine_headroom_note(&e, MSEC(0), 300 * MiB);
+        level_engine_headroom_note(&e, MSEC(200), 21 * MiB);
+        CHECK(level_engine_headroom_eta(&e, total, NULL) < MSEC(1));
+        CHECK(!level_engine_headroom_running_out(&e, total));
+        level_engine_headroom_note(&e, MSEC(300), 19 * MiB);
+        CHECK(level_engine_headroom_running_out(&e, total));
+
+        /* No floor: no eta at all. */
+        c = config_default();
+        c.headroom_floor_permyriad = 0;
+        level_engine_init(&e, &c);
+        level_engine_headroom_note(&e, MSEC(0), 300 * MiB);
+        level_engine_headroom_note(&e, MSEC(200), 1);
+        CHECK_EQ_U64(level_engine_headroom_eta(&e, total, NULL), USEC_INFINITY);
+        CHECK(!level_engine_headroom_running_out(&e, total));
+
+        /* The ring wraps: 100 points of a steady fall keep the rate of the last 2 s. */
+        c = config_default();
+        level_engine_init(&e, &c);
+        for (unsigned i = 0; i < 100; i++)
+                level_engine_headroom_note(&e, MSEC(50 * i), (900 - i) * MiB);
+        /* 20 MiB/s (1 MiB per 50 ms) over 31 points = 1.55 s; 801 - 20 = 781 MiB left. */
+        CHECK_EQ_U64(level_engine_headroom_eta(&e, total, &rate), MSEC(39050));
+        CHECK_EQ_U64(rate, 20 * MiB);
+
+        /* SAMPLE_HEADROOM samples are points of the trend too. */
+        level_engine_init(&e, &c);
+        CHECK_EQ_INT(feed_headroom(&e, MSEC(0), 300 * MiB, total, NULL), 0);
+        CHECK_EQ_INT(feed_headroom(&e, MSEC(500), 100 * MiB, total, NULL), 0);
+        CHECK_EQ_U64(level_engine_headroom_eta(&e, total, &rate), MSEC(200));
+        CHECK_EQ_U64(rate, 400 * MiB);
+}
+
 int main(void) {
         test_calc_index();
         test_level_from_index();
@@ -523,6 +623,7 @@ int main(void) {
         test_quiet();
         test_rate_limit();
         test_headroom();
+        test_headroom_trend();
         test_sample_oom();
         test_invalid_samples();
         return test_exit("test-level");

@@ -444,6 +444,9 @@ static const ConfKey conf_keys[] = {
         { "Levels", "RepeatSec",     parse_field_duration, CONF_OFFSET(level.repeat_usec),
           0, LEVELS_DURATION_MAX, USEC_PER_SEC },
         { "Levels", "HeadroomFloor", parse_headroom_floor },
+        /* Past 1 min a trend says little: a thrash drifts by that much too. */
+        { "Levels", "KillHorizonSec", parse_field_duration, CONF_OFFSET(level.kill_horizon_usec),
+          0, 60 * USEC_PER_SEC, USEC_PER_SEC },
 
         { "PSI", "WindowSec",        parse_field_duration, CONF_OFFSET(params.psi.window_usec),
           PSI_WINDOW_MIN, PSI_WINDOW_MAX, USEC_PER_SEC },

@@ -63,6 +63,10 @@ void level_config_init(LevelConfig *c) {
                 .repeat_usec = 1 * USEC_PER_SEC,
                 .headroom_floor_bytes = 0,
                 .headroom_floor_permyriad = 200,
+                /* The guest's fast hog (8 MiB every 20 ms, no swap) falls from a
+                 * reclaim OOM to the kernel's OOM kill in 1-4 s under TCG; a
+                 * thrash's headroom moves by a few MiB a second at most. */
+                .kill_horizon_usec = 2 * USEC_PER_SEC,
         };
 }
 
@@ -250,6 +254,7 @@ static Level engine_classify(LevelEngine *e, const Sample *s, unsigned *ret_inde
         case SAMPLE_RECLAIM:
                 return engine_reclaim(e, s, ret_index);
         case SAMPLE_HEADROOM:
+                level_engine_headroom_note(e, s->timestamp_usec, s->available_bytes);
                 if (!level_headroom_below_floor(&e->config, s->available_bytes, s->total_bytes))
                         return LEVEL_NONE;
                 *ret_index = 100;
@@ -350,4 +355,66 @@ usec_t level_engine_next_deadline(const LevelEngine *e) {
                 return USEC_INFINITY;
         return usec_add(e->last_seen_usec[l],
                         l == LEVEL_LOW ? e->config.quiet_usec : e->config.hold_usec);
+}
+
+void level_engine_headroom_note(LevelEngine *e, usec_t timestamp_usec, uint64_t available_bytes) {
+        HeadroomTrend *t = &e->trend;
+
+        if (t->n > 0) {
+                const HeadroomPoint *newest = &t->points[(t->next + LEVEL_TREND_POINTS - 1) % LEVEL_TREND_POINTS];
+                if (timestamp_usec < newest->timestamp_usec)
+                        return;
+        }
+        t->points[t->next] = (HeadroomPoint) { timestamp_usec, available_bytes };
+        t->next = (t->next + 1) % LEVEL_TREND_POINTS;
+        if (t->n < LEVEL_TREND_POINTS)
+                t->n++;
+}
+
+usec_t level_engine_headroom_eta(const LevelEngine *e, uint64_t total_bytes, uint64_t *ret_rate_bytes_per_sec) {
+        const HeadroomTrend *t = &e->trend;
+        const HeadroomPoint *newest, *oldest = NULL;
+        uint64_t floor, fell, rate;
+        usec_t span;
+
+        if (ret_rate_bytes_per_sec)
+                *ret_rate_bytes_per_sec = 0;
+        if (!level_headroom_floor_enabled(&e->config) || t->n == 0)
+                return USEC_INFINITY;
+        newest = &t->points[(t->next + LEVEL_TREND_POINTS - 1) % LEVEL_TREND_POINTS];
+        floor = headroom_floor(&e->config, total_bytes);
+        if (newest->available_bytes <= floor)
+                return 0;
+        /* From the oldest point to the newest: the first one inside the window. */
+        for (unsigned i = t->n; i > 1; i--) {
+                const HeadroomPoint *p = &t->points[(t->next + LEVEL_TREND_POINTS - i) % LEVEL_TREND_POINTS];
+                if (usec_sub(newest->timestamp_usec, p->timestamp_usec) <= LEVEL_TREND_WINDOW_USEC) {
+                        oldest = p;
+                        break;
+                }
+        }
+        if (!oldest || oldest->available_bytes <= newest->available_bytes)
+                return USEC_INFINITY;
+        span = newest->timestamp_usec - oldest->timestamp_usec;
+        if (span < LEVEL_TREND_MIN_SPAN_USEC)
+                return USEC_INFINITY;
+        fell = oldest->available_bytes - newest->available_bytes;
+        rate = muldiv_u64(MIN(fell, UINT64_MAX / USEC_PER_SEC), USEC_PER_SEC, span);
+        if (rate == 0)
+                return USEC_INFINITY;
+        if (ret_rate_bytes_per_sec)
+                *ret_rate_bytes_per_sec = rate;
+        /* (available - floor) / rate seconds, in µs; saturates far out. */
+        if (newest->available_bytes - floor > UINT64_MAX / USEC_PER_SEC)
+                return USEC_INFINITY;
+        return (newest->available_bytes - floor) * USEC_PER_SEC / rate;
+}
+
+bool level_engine_headroom_running_out(const LevelEngine *e, uint64_t total_bytes) {
+        usec_t eta;
+
+        if (!level_headroom_floor_enabled(&e->config))
+                return false;
+        eta = level_engine_headroom_eta(e, total_bytes, NULL);
+        return eta == 0 || (e->config.kill_horizon_usec > 0 && eta <= e->config.kill_horizon_usec);
 }

@@ -57,7 +57,32 @@ typedef struct LevelConfig {
          * 0 and 0 disables it. */
         uint64_t headroom_floor_bytes;          /* default 0 */
         unsigned headroom_floor_permyriad;      /* default 200 (2 %) */
+
+        /* An OOM of reclaim inefficiency or a stall with the headroom above the
+         * floor may still kill when, at the rate the headroom fell over the last
+         * LEVEL_TREND_WINDOW_USEC, it would reach the floor within this long
+         * (the memory is running out, not thrashing). 0: the floor alone. */
+        usec_t kill_horizon_usec;               /* default 2 s */
 } LevelConfig;
+
+/* The headroom trend: the fall rate is taken between the newest point and
+ * the oldest one at most this old (and at least LEVEL_TREND_MIN_SPAN_USEC
+ * apart, so that two reads a few µs apart do not make a rate of noise). */
+#define LEVEL_TREND_WINDOW_USEC (2 * USEC_PER_SEC)
+#define LEVEL_TREND_MIN_SPAN_USEC (150 * USEC_PER_MSEC)
+/* Points kept: 2 s of the 100 ms busy poll, and the reads between them. */
+#define LEVEL_TREND_POINTS 32
+
+typedef struct HeadroomPoint {
+        usec_t timestamp_usec;
+        uint64_t available_bytes;
+} HeadroomPoint;
+
+typedef struct HeadroomTrend {
+        HeadroomPoint points[LEVEL_TREND_POINTS];
+        unsigned n;                     /* points held, <= LEVEL_TREND_POINTS */
+        unsigned next;                  /* where the next point goes */
+} HeadroomTrend;
 
 typedef struct LevelEvent {
         Level level;                    /* the new level; LEVEL_NONE is "Normal" */
@@ -85,6 +110,7 @@ typedef struct LevelEngine {
         SampleKind last_cause;                  /* kind of the last sample that had a level */
         uint64_t window_scanned;                /* reclaim accumulated towards one window */
         uint64_t window_reclaimed;
+        HeadroomTrend trend;                    /* every headroom read, for the fall rate */
 } LevelEngine;
 
 const char *level_to_string(Level l);
@@ -127,3 +153,17 @@ int level_engine_feed(LevelEngine *e, const Sample *s, LevelEvent *ret);
 int level_engine_tick(LevelEngine *e, usec_t now_usec, LevelEvent *ret);
 /* When level_engine_tick() next has something to do; USEC_INFINITY when at NONE. */
 usec_t level_engine_next_deadline(const LevelEngine *e);
+
+/* Records a headroom read (SAMPLE_HEADROOM samples are recorded by
+ * level_engine_feed() itself; the manager adds the reads it makes to decide
+ * whether an OOM may kill). A point older than the newest is ignored. */
+void level_engine_headroom_note(LevelEngine *e, usec_t timestamp_usec, uint64_t available_bytes);
+/* How long until the headroom reaches the floor at the rate it fell over the
+ * last LEVEL_TREND_WINDOW_USEC, counted from the newest point: 0 at or under
+ * the floor, USEC_INFINITY when it is not falling, when fewer than two points
+ * LEVEL_TREND_MIN_SPAN_USEC apart lie in the window, or when the floor is
+ * disabled. The rate is bytes per second, 0 when not falling. */
+usec_t level_engine_headroom_eta(const LevelEngine *e, uint64_t total_bytes, uint64_t *ret_rate_bytes_per_sec);
+/* Whether an OOM of reclaim inefficiency or a stall may kill: the newest
+ * headroom is under the floor, or its eta is within kill_horizon_usec. */
+bool level_engine_headroom_running_out(const LevelEngine *e, uint64_t total_bytes);

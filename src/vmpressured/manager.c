@@ -160,10 +160,12 @@ static void scope_set_busy(Scope *s, bool busy) {
 /* An OOM from reclaim inefficiency or a stall (the kernel's level, the
  * seed's index >= OOM=, PSI "full") is the seed's "about to OOM", but a
  * thrashing working set says it too while memory is still there: read the
- * headroom now (into s->buf: nothing allocated) and say whether any is left.
- * A unit without a limit has the system's memory: its headroom is the
- * system's. What cannot be read, a disabled floor and a simulation leave
- * the kill to the policies as before. */
+ * headroom now (into s->buf: nothing allocated), add it to the engine's
+ * trend and say whether memory is left: above the floor and not falling
+ * towards it within KillHorizonSec= (a thrash's headroom stays put, a hog's
+ * falls; level_engine_headroom_running_out()). A unit without a limit has
+ * the system's memory: its headroom is the system's. What cannot be read, a
+ * disabled floor and a simulation leave the kill to the policies as before. */
 static bool scope_memory_left(Manager *m, Scope *s, const LevelEvent *ev) {
         uint64_t available, total;
         int r;
@@ -177,7 +179,8 @@ static bool scope_memory_left(Manager *m, Scope *s, const LevelEvent *ev) {
                 r = headroom_read(&m->env, NULL, s->buf, sizeof(s->buf), &available, &total);
         if (r < 0)
                 return false;
-        return !level_headroom_below_floor(&s->engine.config, available, total);
+        level_engine_headroom_note(&s->engine, source_now_usec(), available);
+        return !level_engine_headroom_running_out(&s->engine, total);
 }
 
 void manager_feed(Manager *m, Scope *s, const Sample *sample) {
