@@ -670,6 +670,11 @@ void responder_set_bus_getter(Responder *r, struct sd_bus *(*get_bus)(void *user
         r->get_bus_userdata = userdata;
 }
 
+void responder_bus_connected(Responder *r) {
+        if (r && r->systemd_units)
+                (void) systemd_units_refresh(r->systemd_units);
+}
+
 const PolicySet *responder_policies(const Responder *r) {
         return r->policies;
 }

@@ -70,6 +70,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Responder *, responder_free);
 void responder_set_killed_handler(Responder *r, responder_killed_handler_t h, void *userdata);
 /* Where the current system bus connection comes from (it changes on reconnection). */
 void responder_set_bus_getter(Responder *r, struct sd_bus *(*get_bus)(void *userdata), void *userdata);
+/* The bus getter's connection is up (Hello answered): under systemd, watch
+ * its jobs on it and list the units again. Called by the bus for every
+ * connection, the first and each one after a reconnection. */
+void responder_bus_connected(Responder *r);
 
 /* Loads the policy directories again. With problems the previous policies
  * stay and the problems are returned in diag (-EINVAL); 0 when the new set

@@ -287,6 +287,7 @@ static int on_timer(sd_event_source *es, uint64_t usec, void *userdata) {
         (void) sd_event_now(u->event, CLOCK_MONOTONIC, &now);
         r = systemd_units_refresh(u);
         if (r == -ENOTCONN) {
+                log_debug("systemd: no bus connection yet, asking again in %s.", "1s");
                 (void) sd_event_source_set_time(es, MAX(now, usec) + SYSTEMD_UNITS_RETRY_USEC);
                 (void) sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
         }
