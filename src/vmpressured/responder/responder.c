@@ -505,7 +505,9 @@ int responder_new(Manager *m, const char *const *dirs, size_t n_dirs, Responder 
         r->n_policy_dirs = dirs ? n_dirs : ELEMENTSOF(policy_dirs_default);
         r->ops = manager_config(m)->dry_run ? &action_ops_dry_run : &action_ops_real;
         kill_pacer_init(&r->pacer, KILL_PAUSE_DEFAULT_USEC);
-        r->systemd = sd_booted() > 0;
+        k = sd_booted();
+        r->systemd = k > 0;
+        log_debug("systemd is %sPID 1 (sd_booted(): %d).", r->systemd ? "" : "not ", k);
         (void) snprintf(r->cgroup_root, sizeof(r->cgroup_root), "%s",
                         manager_env(m)->cgroup2_root[0] ? manager_env(m)->cgroup2_root : manager_env(m)->memcg_v1_root);
 
@@ -671,7 +673,10 @@ void responder_set_bus_getter(Responder *r, struct sd_bus *(*get_bus)(void *user
 }
 
 void responder_bus_connected(Responder *r) {
-        if (r && r->systemd_units)
+        if (!r)
+                return;
+        log_debug("The bus is up; %s.", r->systemd_units ? "asking systemd for the units" : "no systemd to ask");
+        if (r->systemd_units)
                 (void) systemd_units_refresh(r->systemd_units);
 }
 
