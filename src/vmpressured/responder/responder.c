@@ -408,6 +408,12 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
         if (n_units <= 0) {
                 if (n_units < 0 && n_units != -ENOENT)
                         log_warning_errno(n_units, "Cannot list the units below %s, ignoring: %m", r->cgroup_root);
+                else if (ev->level == LEVEL_OOM && !ev->repeat)
+                        /* Said, not silent: a policy whose unit runs where
+                         * nobody looked would otherwise fail unseen. */
+                        log_notice("%s: OOM, but no unit with a policy is running (%s).", scope_name(s),
+                                   systemd_units_cache(r->systemd_units) ? "none among the units systemd reported" :
+                                   "none in " UNITS_SLICE);
                 return;
         }
         (void) plan_build(&(PlanInput) {
