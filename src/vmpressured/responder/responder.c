@@ -598,6 +598,12 @@ static void responder_prefault_tables(Responder *r) {
         prefault(r->units, n * sizeof(r->units[0]));
         prefault(r->plan.actions, MIN(n * (_LEVEL_MAX - 1) + 1, (size_t) PLAN_ACTIONS_MAX) * sizeof(PlanAction));
         prefault(r->plan.kill_units, n * sizeof(size_t));
+        /* The counts after the tables: n_kill_units is 4 KiB past
+         * kill_units[0], on a page of its own that plan_build() first wrote
+         * at the first OOM (tests/integration/test-oom-path-tight.py saw it
+         * faulted in). */
+        prefault(&r->plan.n_actions, sizeof(r->plan.n_actions));
+        prefault(&r->plan.n_kill_units, sizeof(r->plan.n_kill_units));
         if (batch) {
                 prefault(r->batch, sizeof(r->batch));
                 prefault(r->picked, sizeof(r->picked));
