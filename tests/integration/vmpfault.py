@@ -34,8 +34,11 @@ def use_asan_bounded_quarantine():
 
 
 def rss_slack_kib(base_kib):
-    """What an RSS comparison allows on top of base_kib (see the module doc)."""
-    return base_kib + (QUARANTINE_MIB * 1024 + 2048 if sanitized() else 0)
+    """What an RSS comparison allows on top of base_kib (see the module doc).
+    Past the quarantine, ASan's allocator keeps size-class caches and the
+    shadow of every heap page touched: 3,616 KiB over the 60 s event storm
+    in one CI run (8,796 announcements), 4 MiB is allowed for them."""
+    return base_kib + (QUARANTINE_MIB * 1024 + 4096 if sanitized() else 0)
 
 
 def figures(pid, samples=5):
