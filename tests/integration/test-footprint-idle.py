@@ -36,11 +36,8 @@ def status(pid):
 
 
 def main():
-    sanitize = os.environ.get("VMP_SANITIZE", "none")
-    if sanitize not in ("", "none"):
-        print(f"SKIP: built with -Db_sanitize={sanitize}: the sanitizer's shadow memory, not the "
-              "daemon's, would be measured", flush=True)
-        os._exit(vt.SKIP)
+    vt.skip_if_sanitized("the sanitizer's shadow memory, not the "
+                         "daemon's, would be measured")
     vt.need_root_and_cgroups()
     vb.need_bus()
     # meson test sets MALLOC_PERTURB_, which makes malloc() write every byte

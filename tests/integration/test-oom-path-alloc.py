@@ -170,11 +170,8 @@ def check_counter_counts(d, log):
 
 
 def main():
-    sanitize = os.environ.get("VMP_SANITIZE", "none")
-    if sanitize not in ("", "none"):
-        print(f"SKIP: built with -Db_sanitize={sanitize}: the sanitizer's allocator replaces malloc and "
-              "an interposed counter would count nothing of the daemon's", flush=True)
-        os._exit(vt.SKIP)
+    vt.skip_if_sanitized("the sanitizer's allocator replaces malloc and "
+                         "an interposed counter would count nothing of the daemon's")
     lib = os.environ.get("VMP_ALLOC_COUNT")
     vt.check(lib and os.path.exists(lib), f"$VMP_ALLOC_COUNT must name the built alloc-count.so, got {lib!r}")
     vt.need_root_and_cgroups(cgroup2=True)

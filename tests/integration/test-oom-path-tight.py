@@ -171,11 +171,8 @@ def start_daemon_in(cg, pdir):
 
 
 def main():
-    sanitize = os.environ.get("VMP_SANITIZE", "none")
-    if sanitize not in ("", "none"):
-        print(f"SKIP: built with -Db_sanitize={sanitize}: the sanitizer's shadow memory, not the "
-              "daemon's, would be measured, and mlockall() fails there", flush=True)
-        os._exit(vt.SKIP)
+    vt.skip_if_sanitized("the sanitizer's shadow memory, not the "
+                         "daemon's, would be measured, and mlockall() fails there")
     vt.need_root_and_cgroups(cgroup2=True)
     vb.need_bus()
     if os.path.isdir("/run/systemd/system"):

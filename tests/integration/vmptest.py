@@ -62,6 +62,16 @@ def skip_or_fail(reason):
     os._exit(SKIP)
 
 
+def skip_if_sanitized(why):
+    """Exit SKIP (even under CI=true) when the build is instrumented
+    (VMP_SANITIZE names what -Db_sanitize= did): WHY says what the sanitizer
+    would make meaningless (the daemon's memory, malloc)."""
+    sanitize = os.environ.get("VMP_SANITIZE", "none")
+    if sanitize not in ("", "none"):
+        print(f"SKIP: built with -Db_sanitize={sanitize}: {why}", flush=True)
+        os._exit(SKIP)
+
+
 def need_root_and_cgroups(cgroup2=False):
     """Root, cgroup v1 memcg with pressure_level, and (cgroup2=True) a cgroup2
     hierarchy with PSI; and the binaries under test."""
