@@ -17,6 +17,8 @@ typedef struct BadCase {
 } BadCase;
 
 #define F "foo.service.policy"
+#define GUARD_MUST "must be a size of at least 1M (like 32M) or a whole percentage of the unit's memory limit " \
+        "from 1% to 50% (like 10%)"
 #define SI_MUST "must be a duration like 30s, 500ms or 5min, at most 24h; 0 for no limit"
 
 static const BadCase bad_cases[] = {
@@ -75,6 +77,22 @@ static const BadCase bad_cases[] = {
           { F ":3: Invalid value 'everyone' for SignalTarget=: must be main or all" } },
         { "bad kill target", F, "[OOM]\nKill=yes\nKillTarget=smallest\n",
           { F ":3: Invalid value 'smallest' for KillTarget=: must be largest or unit" } },
+        { "Guard= outside [OOM]", F, "[Policy]\nScope=unit\n[Medium]\nGuard=32M\n",
+          { F ":4: Guard= is only allowed in [OOM], ignoring" } },
+        { "Guard= without Scope=unit", F, "[OOM]\nKill=yes\nGuard=32M\n",
+          { F ":3: Guard= needs Scope=unit in [Policy] and Kill=yes in [OOM] (it kills the unit before its own "
+              "limit), ignoring it" } },
+        { "Guard= without Kill=yes", F, "[Policy]\nScope=unit\n[OOM]\nGuard=10%\nSignal=USR1\n",
+          { F ":4: Guard= needs Scope=unit in [Policy] and Kill=yes in [OOM] (it kills the unit before its own "
+              "limit), ignoring it" } },
+        { "Guard= too small", F, "[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuard=512K\n",
+          { F ":5: Invalid value '512K' for Guard=: " GUARD_MUST } },
+        { "Guard= share too large", F, "[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuard=51%\n",
+          { F ":5: Invalid value '51%' for Guard=: " GUARD_MUST } },
+        { "Guard= decimal share", F, "[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuard=2.5%\n",
+          { F ":5: Invalid value '2.5%' for Guard=: " GUARD_MUST } },
+        { "Guard= MB", F, "[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuard=32MB\n",
+          { F ":5: Invalid value '32MB' for Guard=: " GUARD_MUST } },
         { "line without '='", F, "[Low]\nSignal SIGUSR1\n",
           { F ":2: Missing '=' in line 'Signal SIGUSR1', ignoring" } },
         { "several problems, each on its line", F,
@@ -256,6 +274,47 @@ static void test_signal_interval(void) {
                 CHECK_EQ_INT(policy_parse(F, F, text, strlen(text), &p, &d), cases[i].problems);
                 CHECK_EQ_U64(p.signal_interval_usec, cases[i].usec);
                 CHECK_EQ_INT(p.actions[LEVEL_LOW].signal, SIGUSR1);      /* the rest loads */
+        }
+}
+
+/* Guard=: a size or a share of the limit, in any order with Scope= and
+ * Kill=; what policy_guard_bytes() makes of it for a limit. */
+static void test_guard(void) {
+        static const struct {
+                const char *text;
+                uint64_t bytes;
+                unsigned percent;
+                uint64_t limit, guard;          /* policy_guard_bytes(limit) */
+                const char *describe;
+        } cases[] = {
+                { "[OOM]\nGuard=32M\nKill=yes\n[Policy]\nScope=unit\n", 32 << 20, 0, 128 << 20, 32 << 20, "32.0M" },
+                { "[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuard=10%\n", 0, 10, 1000, 100, "10%" },
+                { "[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuard=50%\n", 0, 50, 128 << 20, 64 << 20, "50%" },
+                { "[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuard=1M\n", 1 << 20, 0, 1 << 20, 0, "1.0M" },
+                { "[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuard=32M\nGuard=\n", 0, 0, 128 << 20, 0, "none" },
+                { "[Policy]\nScope=unit\n[OOM]\nKill=yes\n", 0, 0, 128 << 20, 0, "none" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                Diagnostics d;
+                Policy p;
+                char buf[32];
+
+                diag_clear(&d);
+                (void) policy_parse(F, F, cases[i].text, strlen(cases[i].text), &p, &d);
+                CHECK_EQ_U64(p.guard_bytes, cases[i].bytes);
+                CHECK_EQ_U64(p.guard_percent, cases[i].percent);
+                CHECK_EQ_U64(policy_guard_bytes(&p, cases[i].limit), cases[i].guard);
+                CHECK_STREQ(policy_guard_describe(&p, buf, sizeof(buf)), cases[i].describe);
+                CHECK(policy_has_guard(&p) == (cases[i].bytes > 0 || cases[i].percent > 0));
+        }
+        /* The duplicate Guard= is reported, the last one wins (here: reset). */
+        {
+                Diagnostics d;
+                Policy p;
+
+                diag_clear(&d);
+                CHECK_EQ_INT(policy_parse(F, F, cases[4].text, strlen(cases[4].text), &p, &d), 1);
         }
 }
 
@@ -731,6 +790,7 @@ int main(void) {
         test_rest_still_loads();
         test_good_file();
         test_signal_interval();
+        test_guard();
         test_file_names();
         test_huge_and_garbage();
         test_random_input();

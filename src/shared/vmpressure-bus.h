@@ -42,6 +42,7 @@
 #define VMP_BUS_PROPERTY_LATENCIES          "Latencies"
 #define VMP_BUS_PROPERTY_RECENT_ACTIONS     "RecentActions"
 #define VMP_BUS_PROPERTY_UNWATCHED          "UnwatchedCgroups"
+#define VMP_BUS_PROPERTY_GUARDS             "Guards"
 #define VMP_BUS_PROPERTY_POLICIES           "Policies"
 #define VMP_BUS_PROPERTY_SOURCE_DETAILS     "SourceDetails"
 /* scope, what its source reads and what wakes it */
@@ -67,6 +68,10 @@
 /* cgroup, absent|table-full|no-source */
 #define VMP_BUS_UNWATCHED_SIG        "ss"
 #define VMP_BUS_UNWATCHED_STRUCT     "(" VMP_BUS_UNWATCHED_SIG ")"
+/* Guards: unit, state, guard bytes, limit bytes, mark bytes (limit - guard:
+ * the usage where the guard band begins), what was done */
+#define VMP_BUS_GUARD_SIG            "ssttts"
+#define VMP_BUS_GUARD_STRUCT         "(" VMP_BUS_GUARD_SIG ")"
 /* ListPolicies: unit, policy file, scope */
 #define VMP_BUS_POLICY_SIG           "sss"
 #define VMP_BUS_POLICY_STRUCT        "(" VMP_BUS_POLICY_SIG ")"
@@ -76,6 +81,7 @@
  * these. */
 #define VMP_BUS_SCOPES_MAX           1024
 #define VMP_BUS_UNWATCHED_MAX        4096
+#define VMP_BUS_GUARDS_MAX           64
 /* The system scope's name in Scopes and in the signals; Simulate()'s
  * default scope. */
 #define VMP_BUS_SCOPE_SYSTEM         "-.slice"

@@ -179,6 +179,12 @@ typedef struct UnwatchedInfo {
         const char *cgroup, *reason;
 } UnwatchedInfo;
 
+/* One entry of the Guards property. */
+typedef struct GuardInfo {
+        const char *unit, *state, *detail;
+        uint64_t guard, limit, mark;
+} GuardInfo;
+
 /* Unwatched cgroups status lists one by one; the rest are counted. */
 #define UNWATCHED_SHOWN_MAX 10
 
@@ -197,8 +203,11 @@ typedef struct Status {
         size_t n_actions;
         UnwatchedInfo unwatched[VMP_BUS_UNWATCHED_MAX];
         size_t n_unwatched;
+        GuardInfo guards[VMP_BUS_GUARDS_MAX];
+        size_t n_guards;
         /* The replies own the strings above. */
         sd_bus_message *scopes_reply, *simulations_reply, *details_reply, *latencies_reply, *actions_reply, *unwatched_reply;
+        sd_bus_message *guards_reply;
 } Status;
 
 static void status_done(Status *s) {
@@ -214,6 +223,7 @@ static void status_done(Status *s) {
         sd_bus_message_unref(s->latencies_reply);
         sd_bus_message_unref(s->actions_reply);
         sd_bus_message_unref(s->unwatched_reply);
+        sd_bus_message_unref(s->guards_reply);
 }
 
 static int read_scopes(sd_bus *bus, Status *s, sd_bus_error *e) {
@@ -380,6 +390,42 @@ static int read_unwatched(sd_bus *bus, Status *s, sd_bus_error *e) {
         return r < 0 ? r : 0;
 }
 
+/* "96.0M", "1.5G": base 1024, one decimal, as the daemon's logs write sizes. */
+static const char *format_bytes(char *buf, size_t size, uint64_t bytes) {
+        static const char suffix[] = "BKMGT";
+        double v = (double) bytes;
+        size_t i = 0;
+
+        while (i + 1 < sizeof(suffix) - 1 && v >= 1024) {
+                v /= 1024;
+                i++;
+        }
+        if (i == 0)
+                (void) snprintf(buf, size, "%" PRIu64, bytes);
+        else
+                (void) snprintf(buf, size, "%.1f%c", v, suffix[i]);
+        return buf;
+}
+
+static int read_guards(sd_bus *bus, Status *s, sd_bus_error *e) {
+        int r;
+
+        r = sd_bus_get_property(bus, VMP_BUS_NAME, VMP_BUS_PATH, VMP_BUS_INTERFACE, VMP_BUS_PROPERTY_GUARDS, e,
+                                &s->guards_reply, "a" VMP_BUS_GUARD_STRUCT);
+        if (r < 0)
+                return tolerate_unknown(r, e);
+        r = sd_bus_message_enter_container(s->guards_reply, 'a', VMP_BUS_GUARD_STRUCT);
+        while (r >= 0 && s->n_guards < ELEMENTSOF(s->guards)) {
+                GuardInfo *g = &s->guards[s->n_guards];
+                r = sd_bus_message_read(s->guards_reply, VMP_BUS_GUARD_STRUCT, &g->unit, &g->state, &g->guard,
+                                        &g->limit, &g->mark, &g->detail);
+                if (r <= 0)
+                        break;
+                s->n_guards++;
+        }
+        return r < 0 ? r : 0;
+}
+
 static size_t count_unwatched(const Status *s, const char *reason) {
         size_t n = 0;
 
@@ -439,6 +485,8 @@ static int status_read(sd_bus *bus, Status *s, sd_bus_error *e) {
                 r = tolerate_unknown(get_trivial(bus, "LogLinesDropped", 't', &s->log_lines_dropped, e), e);
         if (r >= 0)
                 r = read_unwatched(bus, s, e);
+        if (r >= 0)
+                r = read_guards(bus, s, e);
         return r;
 }
 
@@ -537,6 +585,18 @@ static void status_print_json(const Status *s) {
                 json_string(stdout, s->unwatched[i].cgroup);
                 printf(",\"reason\":");
                 json_string(stdout, s->unwatched[i].reason);
+                printf("}");
+        }
+        printf("],\"guards\":[");
+        for (size_t i = 0; i < s->n_guards; i++) {
+                const GuardInfo *g = &s->guards[i];
+                printf("%s{\"unit\":", i ? "," : "");
+                json_string(stdout, g->unit);
+                printf(",\"state\":");
+                json_string(stdout, g->state);
+                printf(",\"guard_bytes\":%" PRIu64 ",\"limit_bytes\":%" PRIu64 ",\"mark_bytes\":%" PRIu64
+                       ",\"detail\":", g->guard, g->limit, g->mark);
+                json_string(stdout, g->detail);
                 printf("}");
         }
         printf("]");
@@ -648,6 +708,16 @@ static void status_print(const Status *s) {
                 if (s->n_unwatched > UNWATCHED_SHOWN_MAX)
                         printf("… and %zu more (status --json lists them all)\n",
                                s->n_unwatched - UNWATCHED_SHOWN_MAX);
+        }
+        if (s->n_guards > 0) {
+                printf("\n%-24s %-16s %10s %10s  %s\n", "GUARDED UNIT", "GUARD", "BAND", "LIMIT", "DETAIL");
+                for (size_t i = 0; i < s->n_guards; i++) {
+                        const GuardInfo *g = &s->guards[i];
+                        char a[32], b[32];
+                        printf("%-24s %-16s %10s %10s  %s\n", g->unit, g->state,
+                               g->guard ? format_bytes(a, sizeof(a), g->guard) : "-",
+                               g->limit ? format_bytes(b, sizeof(b), g->limit) : "-", g->detail);
+                }
         }
         actions_print(s);
 }

@@ -333,25 +333,6 @@ static int parse_watch(ConfParse *p, const ConfKey *k, const char *value, unsign
  * 50 %, and sizes below half of MemTotal when the caller knows it. */
 #define HEADROOM_FLOOR_PERMYRIAD_MAX 4999u
 
-/* "12.3G", "640M", "512K" or bytes: one decimal, base 1024. */
-static const char *format_size(char *buf, size_t size, uint64_t bytes) {
-        static const char suffix[] = "BKMGT";
-        uint64_t tenths = bytes * 10;
-        size_t i = 0;
-
-        if (bytes > UINT64_MAX / 10)
-                tenths = UINT64_MAX;
-        while (i + 1 < sizeof(suffix) - 1 && tenths >= 1024 * 10) {
-                tenths /= 1024;
-                i++;
-        }
-        if (i == 0)
-                (void) snprintf(buf, size, "%" PRIu64, bytes);
-        else
-                (void) snprintf(buf, size, "%" PRIu64 ".%" PRIu64 "%c", tenths / 10, tenths % 10, suffix[i]);
-        return buf;
-}
-
 static int parse_headroom_percent(ConfParse *p, const ConfKey *k, const char *value, unsigned line,
                                   const char *must) {
         LevelConfig *lc = &p->config->level;

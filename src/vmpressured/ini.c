@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <strings.h>
 
 #include "ini.h"
@@ -373,4 +375,23 @@ int parse_size(const char *v, uint64_t *ret) {
                         return 0;
                 }
         return -EINVAL;
+}
+
+/* "12.3G", "640M", "512K" or bytes: one decimal, base 1024. */
+const char *format_size(char *buf, size_t size, uint64_t bytes) {
+        static const char suffix[] = "BKMGT";
+        uint64_t tenths = bytes * 10;
+        size_t i = 0;
+
+        if (bytes > UINT64_MAX / 10)
+                tenths = UINT64_MAX;
+        while (i + 1 < sizeof(suffix) - 1 && tenths >= 1024 * 10) {
+                tenths /= 1024;
+                i++;
+        }
+        if (i == 0)
+                (void) snprintf(buf, size, "%" PRIu64, bytes);
+        else
+                (void) snprintf(buf, size, "%" PRIu64 ".%" PRIu64 "%c", tenths / 10, tenths % 10, suffix[i]);
+        return buf;
 }

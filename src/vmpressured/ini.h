@@ -29,3 +29,5 @@ int parse_unsigned(const char *v, unsigned min, unsigned max, unsigned *ret);
 int parse_duration(const char *v, usec_t default_unit_usec, usec_t *ret);
 /* "64M", "1G", "4096", "512K" (base 1024). */
 int parse_size(const char *v, uint64_t *ret);
+/* "12.3G", "640M", "512K" or bytes: one decimal, base 1024. */
+const char *format_size(char *buf, size_t size, uint64_t bytes);

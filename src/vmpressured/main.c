@@ -22,7 +22,8 @@
 /* Descriptors of the daemon's own, besides subscribers, for RLIMIT_NOFILE
  * before anything is open: measured 12 with the system scope on the memcg
  * source, the bus and the signal and timer sources; every watched cgroup
- * adds up to 6 (memcg eventfds and control files, PSI, memory.events). */
+ * adds up to 6 (memcg eventfds and control files, PSI, memory.events), and
+ * one more for a Guard='s usage threshold on cgroup v1. */
 #define NOFILE_OWN_BASE      32u
 #define NOFILE_OWN_PER_SCOPE 8u
 /* The soft limit asked for whatever the count above says: a memcg scope
@@ -421,6 +422,8 @@ int main(int argc, char *argv[]) {
         rehearse_oom_path(responder, bus);
 
         r = manager_run(m);
+        /* The MemoryHigh= that guards set, taken back while the bus is there. */
+        responder_shutdown(responder);
         if (r < 0) {
                 log_error_errno(r, "Event loop failed: %m");
                 return EXIT_FAILURE;

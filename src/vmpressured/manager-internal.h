@@ -34,6 +34,12 @@ struct Scope {
         bool simulated;
         uint64_t simulated_count;       /* Simulate() calls on this scope */
         uint64_t simulated_announced[_LEVEL_MAX]; /* the part of announced[] marked simulated */
+        /* Guard= of the unit's policy (manager_guard()): the scope's floor is
+         * at least guard_bytes; on the v1 memcg source the kernel wakes us
+         * when the usage crosses guard_mark_bytes. */
+        uint64_t guard_bytes;
+        uint64_t guard_limit_bytes;
+        uint64_t guard_mark_bytes;
         /* Reads of /proc/meminfo or memory.* for headroom land here: nothing is
          * allocated between the kernel's notification and the announcement. */
         char buf[8192];
@@ -81,4 +87,6 @@ struct Manager {
         sd_event_source *actions_defer;
         manager_actions_hook_t actions_hook;
         void *actions_hook_userdata;
+        manager_scope_hook_t scope_hook;        /* a scope started watching (responder: Guard=) */
+        void *scope_hook_userdata;
 };

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -11,6 +12,8 @@
 
 #include "log.h"
 #include "manager-internal.h"
+#include "proc-parse.h"
+#include "read-file.h"
 
 static void scope_rearm(Scope *s);
 static void manager_arm_rewatch(Manager *m);
@@ -473,16 +476,34 @@ static bool cgroup_exists(Manager *m, const char *cgroup) {
         return false;
 }
 
+/* The scope's engine: the configuration's levels, with a floor of at least
+ * the scope's Guard=. */
+static void scope_set_level_config(Manager *m, Scope *s) {
+        s->engine.config = m->config.level;
+        s->engine.config.headroom_floor_bytes = MAX(s->engine.config.headroom_floor_bytes, s->guard_bytes);
+}
+
+static void scope_started(Manager *m, Scope *s) {
+        if (m->scope_hook && s->cgroup[0])
+                m->scope_hook(m, s, m->scope_hook_userdata);
+}
+
 static int scope_restart(Manager *m, Scope *s) {
+        int r;
+
         s->source = source_free(s->source);
         s->poll_timer = sd_event_source_disable_unref(s->poll_timer);
         if (s->deadline_timer)
                 (void) sd_event_source_set_enabled(s->deadline_timer, SD_EVENT_OFF);
         level_engine_init(&s->engine, &m->config.level);
+        s->guard_bytes = s->guard_limit_bytes = s->guard_mark_bytes = 0;
         s->busy = false;
         s->headroom = true;
         s->gone = false;
-        return scope_start(m, s);
+        r = scope_start(m, s);
+        if (r >= 0)
+                scope_started(m, s);
+        return r;
 }
 
 static void rewatch_inotify_clear(Manager *m) {
@@ -644,6 +665,7 @@ static int manager_start_scope(Manager *m, const char *cgroup, Scope **ret) {
         }
         if (ret)
                 *ret = s;
+        scope_started(m, s);
         return 0;
 }
 
@@ -933,12 +955,84 @@ int manager_reload(Manager *m) {
         m->config.max_subscribers_per_user = c.max_subscribers_per_user;
         log_set_max_level(c.log_level);
         for (size_t i = 0; i < m->n_scopes; i++) {
-                m->scopes[i]->engine.config = c.level;
+                scope_set_level_config(m, m->scopes[i]);
                 if (!m->scopes[i]->gone)
                         scope_rearm(m->scopes[i]);
         }
         log_info("Configuration reloaded: [Levels], [Poll], LogLevel=, DryRun= and MaxSubscribers= apply now; "
                  "Source=, Watch=, SyscallNumber=, SystemPressure=, [PSI] and LowMemoryMonitor= need a restart.");
+        return 0;
+}
+
+void manager_set_scope_hook(Manager *m, manager_scope_hook_t hook, void *userdata) {
+        m->scope_hook = hook;
+        m->scope_hook_userdata = userdata;
+}
+
+/* memory.high of a cgroup2 directory: "max" is UINT64_MAX. */
+static int read_memory_high(Manager *m, const Scope *s, uint64_t *ret) {
+        char path[PATH_MAX * 2], buf[64];
+        ssize_t n;
+
+        if (!m->env.cgroup2_root[0])
+                return -ENOENT;
+        if ((size_t) snprintf(path, sizeof(path), "%s/%s/memory.high", m->env.cgroup2_root, s->cgroup) >=
+            sizeof(path))
+                return -ENAMETOOLONG;
+        n = read_small_file(AT_FDCWD, path, buf, sizeof(buf), 0);
+        if (n < 0)
+                return (int) n;
+        return single_u64_parse(buf, (size_t) n, ret);
+}
+
+int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_percent, ScopeGuard *ret) {
+        uint64_t available, limit, guard;
+        ScopeGuard g = {};
+        int r;
+
+        if (!s || !s->cgroup[0])
+                return -EINVAL;
+        if (s->gone)
+                return -ESTALE;
+        if (guard_bytes == 0 && guard_percent == 0) {
+                if (s->guard_bytes > 0)
+                        log_info("%s: guard taken off.", s->name);
+                s->guard_bytes = s->guard_limit_bytes = s->guard_mark_bytes = 0;
+                scope_set_level_config(m, s);
+                (void) source_set_mark(s->source, 0);
+                if (ret)
+                        *ret = g;
+                return 0;
+        }
+        r = headroom_read(&m->env, s->cgroup, s->buf, sizeof(s->buf), &available, &limit);
+        if (r < 0)
+                return r;
+        guard = guard_percent > 0 ? limit / 100 * guard_percent + limit % 100 * guard_percent / 100 : guard_bytes;
+        if (guard >= limit) {
+                s->guard_bytes = 0;
+                scope_set_level_config(m, s);
+                return -ERANGE;
+        }
+        g = (ScopeGuard) {
+                .limit_bytes = limit,
+                .guard_bytes = guard,
+                .mark_bytes = limit - guard,
+                .memcg_v1 = m->env.memcg_v1_root[0] != '\0',
+        };
+        s->guard_bytes = guard;
+        s->guard_limit_bytes = limit;
+        s->guard_mark_bytes = g.mark_bytes;
+        scope_set_level_config(m, s);
+        if (g.memcg_v1) {
+                r = source_set_mark(s->source, g.mark_bytes);
+                g.mark_armed = r >= 0;
+                if (r < 0 && r != -EOPNOTSUPP)
+                        log_warning_errno(r, "%s: cannot arm the usage threshold of its guard, the headroom "
+                                          "poll alone sees it: %m", s->name);
+        } else if (read_memory_high(m, s, &g.high_bytes) < 0)
+                g.high_bytes = UINT64_MAX;
+        if (ret)
+                *ret = g;
         return 0;
 }
 

@@ -92,6 +92,31 @@ int manager_add_listener(Manager *m, manager_level_handler_t handler, void *user
  * before. 0, or negative errno (the defer source could not be made). */
 int manager_set_actions_hook(Manager *m, manager_actions_hook_t hook, void *userdata);
 
+/* Called whenever a scope of a watched cgroup starts watching (at
+ * manager_watch(), and again when its cgroup comes back): the responder
+ * arms a policy's Guard= there. Not for the system scope. */
+typedef void (*manager_scope_hook_t)(Manager *m, Scope *scope, void *userdata);
+void manager_set_scope_hook(Manager *m, manager_scope_hook_t hook, void *userdata);
+
+/* Guard= on a scope: what manager_guard() found and armed. */
+typedef struct ScopeGuard {
+        uint64_t limit_bytes;           /* the cgroup's own memory limit */
+        uint64_t guard_bytes;           /* kept free below it: the scope's floor is at least this */
+        uint64_t mark_bytes;            /* limit - guard: the usage where the guard band begins */
+        bool memcg_v1;                  /* the limit is v1's memory.limit_in_bytes */
+        bool mark_armed;                /* v1: the source wakes us when the usage crosses the mark */
+        uint64_t high_bytes;            /* cgroup v2: memory.high now (UINT64_MAX: "max"); 0 on v1 */
+} ScopeGuard;
+
+/* Arms a guard on a watched cgroup's scope: reads its memory limit, takes
+ * guard_bytes (or guard_percent of the limit) as the scope's headroom floor
+ * and, on the v1 memcg source, a usage threshold at the mark. Both 0: the
+ * guard is taken off. 0 with *ret filled in; -ENODATA when the cgroup has no
+ * limit, -ERANGE when the guard is the whole limit or more (the guard is
+ * off then), -ESTALE for a gone scope, or a read's negative errno. Off the
+ * OOM path: it reads files and may open an eventfd. */
+int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_percent, ScopeGuard *ret);
+
 void manager_set_config_loader(Manager *m, manager_config_loader_t loader, void *userdata);
 /* Loads the configuration again and applies what can change while running:
  * [Levels], [Poll], LogLevel=, DryRun=, MaxSubscribers=. Source=, Watch=,

@@ -4,9 +4,7 @@
 #include "log.h"
 #include "unit-name.h"
 
-#define SYSTEMD_DEST "org.freedesktop.systemd1"
-#define SYSTEMD_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
+#include "systemd-names.h"
 
 static int kill_unit_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         const sd_bus_error *e = sd_bus_message_get_error(m);

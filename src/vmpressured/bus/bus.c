@@ -201,6 +201,27 @@ static int property_get_unwatched(sd_bus *bus, const char *path, const char *int
         return sd_bus_message_close_container(reply);
 }
 
+/* Guard= of the unit-scope policies: (unit, state, guard, limit, mark, detail). */
+static int property_get_guards(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        const Bus *b = userdata;
+        const GuardTable *t = b->responder ? responder_guards(b->responder) : NULL;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', VMP_BUS_GUARD_STRUCT);
+        for (size_t i = 0; r >= 0 && t && i < GUARDS_MAX; i++) {
+                const Guard *g = &t->entries[i];
+
+                if (!g->unit[0])
+                        continue;
+                r = sd_bus_message_append(reply, VMP_BUS_GUARD_STRUCT, g->unit, guard_state_to_string(g->state),
+                                          g->g.guard_bytes, g->g.limit_bytes, g->g.mark_bytes, g->detail);
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
 static int property_get_actions(sd_bus *bus, const char *path, const char *interface, const char *property,
                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
@@ -665,6 +686,7 @@ static const sd_bus_vtable manager_vtable[] = {
                         0, 0),
         SD_BUS_PROPERTY("LogLinesDropped", "t", property_get_log_dropped, 0, 0),
         SD_BUS_PROPERTY(VMP_BUS_PROPERTY_UNWATCHED, "a" VMP_BUS_UNWATCHED_STRUCT, property_get_unwatched, 0, 0),
+        SD_BUS_PROPERTY(VMP_BUS_PROPERTY_GUARDS, "a" VMP_BUS_GUARD_STRUCT, property_get_guards, 0, 0),
 
         SD_BUS_METHOD_WITH_ARGS(VMP_BUS_METHOD_LIST_POLICIES, SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("a" VMP_BUS_POLICY_STRUCT, policies),

@@ -287,6 +287,41 @@ static int parse_kill_target(PolicyParse *p, const char *key, const char *value,
         return 0;
 }
 
+/* "32M" (base 1024, at least 1M) or a whole percentage of the unit's
+ * limit, "10%" (1-50). Whether it may be used (Scope=unit, Kill=yes) is
+ * checked once the whole file is read. */
+static int parse_guard(PolicyParse *p, const char *key, const char *value, unsigned line) {
+        static const char must[] = "must be a size of at least 1M (like 32M) or a whole percentage of the "
+                                   "unit's memory limit from 1% to 50% (like 10%)";
+        size_t n = strlen(value);
+        uint64_t bytes;
+        unsigned pct;
+
+        if (n == 0) {
+                p->policy->guard_bytes = 0;     /* an empty assignment resets */
+                p->policy->guard_percent = 0;
+                return 0;
+        }
+        if (value[n - 1] == '%') {
+                char num[8];
+
+                if (n - 1 == 0 || n - 1 >= sizeof(num))
+                        return invalid_value(p, key, value, line, must);
+                memcpy(num, value, n - 1);
+                num[n - 1] = '\0';
+                if (parse_unsigned(num, 1, POLICY_GUARD_PERCENT_MAX, &pct) < 0)
+                        return invalid_value(p, key, value, line, must);
+                p->policy->guard_percent = pct;
+                p->policy->guard_bytes = 0;
+                return 0;
+        }
+        if (parse_size(value, &bytes) < 0 || bytes < POLICY_GUARD_BYTES_MIN)
+                return invalid_value(p, key, value, line, must);
+        p->policy->guard_bytes = bytes;
+        p->policy->guard_percent = 0;
+        return 0;
+}
+
 static const PolicyKey policy_keys[] = {
         { "Scope",        parse_scope },
         { "Description",  parse_description },
@@ -298,8 +333,10 @@ static const PolicyKey level_keys[] = {
         { "SignalTarget", parse_signal_target },
         { "Kill",         parse_kill,        .oom_only = true },
         { "KillTarget",   parse_kill_target, .oom_only = true },
+        { "Guard",        parse_guard,       .oom_only = true },
 };
 
+#define GUARD_KEY (ELEMENTSOF(level_keys) - 1)
 _Static_assert(ELEMENTSOF(policy_keys) <= KEY_SLOTS && ELEMENTSOF(level_keys) <= KEY_SLOTS,
                "PolicyParse.key_line too small");
 
@@ -414,6 +451,23 @@ static void policy_copy_diag(const Diagnostics *file_diag, const char *path, Dia
                 diag_add(diag, path, 0, "%zu more problems in this file not shown", total - shown);
 }
 
+/* Guard= keeps a band below the unit's own limit and kills when the unit
+ * enters it: it needs the unit's own level (Scope=unit) and the right to
+ * kill (Kill=yes). Keys may come in any order: checked after the file. */
+static void policy_check_guard(PolicyParse *p) {
+        Policy *pol = p->policy;
+        unsigned line = p->key_line[SECTION_OOM][GUARD_KEY];
+
+        if (!policy_has_guard(pol))
+                return;
+        if (pol->scope != POLICY_SCOPE_UNIT || !pol->actions[LEVEL_OOM].kill) {
+                policy_error(p, line, "Guard= needs Scope=unit in [Policy] and Kill=yes in [OOM] (it kills the "
+                             "unit before its own limit), ignoring it");
+                pol->guard_bytes = 0;
+                pol->guard_percent = 0;
+        }
+}
+
 int policy_parse(const char *path, const char *filename, const char *text, size_t len,
                  Policy *ret, Diagnostics *diag) {
         /* Every problem of the file first lands here, so that a file full of
@@ -466,6 +520,7 @@ int policy_parse(const char *path, const char *filename, const char *text, size_
         r = ini_parse(text, len, path, policy_handler, &p, &file_diag);
         if (r < 0)
                 return r;       /* policy_handler never stops the parse */
+        policy_check_guard(&p);
         policy_copy_diag(&file_diag, path, diag);
         ret->n_errors = (unsigned) MIN(diag_count(&file_diag), (size_t) UINT_MAX);
         return (int) MIN(diag_count(&file_diag), (size_t) INT_MAX);
@@ -490,6 +545,30 @@ const char *policy_action_describe(const PolicyAction *a, char *buf, size_t size
 
 bool policy_kill_enabled(const Policy *p) {
         return p && p->state == POLICY_LOADED && p->actions[LEVEL_OOM].kill;
+}
+
+bool policy_has_guard(const Policy *p) {
+        return p && p->state == POLICY_LOADED && (p->guard_bytes > 0 || p->guard_percent > 0);
+}
+
+uint64_t policy_guard_bytes(const Policy *p, uint64_t limit_bytes) {
+        uint64_t g;
+
+        if (!policy_has_guard(p) || limit_bytes == 0)
+                return 0;
+        g = p->guard_percent > 0 ? limit_bytes / 100 * p->guard_percent + limit_bytes % 100 * p->guard_percent / 100
+                                 : p->guard_bytes;
+        return g < limit_bytes ? g : 0;
+}
+
+const char *policy_guard_describe(const Policy *p, char *buf, size_t size) {
+        if (!policy_has_guard(p))
+                (void) snprintf(buf, size, "none");
+        else if (p->guard_percent > 0)
+                (void) snprintf(buf, size, "%u%%", p->guard_percent);
+        else
+                (void) format_size(buf, size, p->guard_bytes);
+        return buf;
 }
 
 /* ---- the set ---- */

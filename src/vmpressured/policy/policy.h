@@ -12,6 +12,7 @@
  *   [Low] [Medium] [OOM]
  *             Signal=SIGUSR1|USR1|10   SignalTarget=main|all
  *   [OOM]     Kill=yes|no              KillTarget=largest|unit
+ *             Guard=32M|10%            (Scope=unit, Kill=yes: kill before the limit)
  *
  * Every problem is reported to a Diagnostics as "file:line: what is wrong",
  * and whatever is valid in the file still loads.
@@ -84,6 +85,13 @@ typedef struct PolicyAction {
         KillTarget kill_target;
 } PolicyAction;
 
+/* Guard=: a size or a whole percentage of the unit's memory limit, kept
+ * free below the limit. At most this share of the limit. */
+#define POLICY_GUARD_PERCENT_MAX 50
+/* Smaller than a few pages is no guard at all: the kernel's charge batch is
+ * 64 pages, its v1 threshold check runs every 128 pages charged. */
+#define POLICY_GUARD_BYTES_MIN (UINT64_C(1) << 20)
+
 typedef struct Policy {
         char unit[UNIT_NAME_MAX];       /* "foo.service", or the template "foo@.service" */
         char path[POLICY_PATH_MAX];     /* the file it came from */
@@ -93,6 +101,11 @@ typedef struct Policy {
         char description[POLICY_DESCRIPTION_MAX];
         usec_t signal_interval_usec;    /* SignalIntervalSec=: per level; 0: no limit */
         PolicyAction actions[_LEVEL_MAX];       /* [LEVEL_LOW…LEVEL_OOM]; [LEVEL_NONE] unused */
+        /* [OOM] Guard=: keep this much of the unit's limit as a guard band
+         * (bytes, or percent of the limit; both 0: no guard). Only with
+         * Scope=unit and Kill=yes. */
+        uint64_t guard_bytes;
+        unsigned guard_percent;
         unsigned n_errors;              /* problems reported for this file */
 } Policy;
 
@@ -127,6 +140,14 @@ int policy_parse(const char *path, const char *filename, const char *text, size_
 const char *policy_action_describe(const PolicyAction *a, char *buf, size_t size);
 /* The unit's processes may be killed at OOM: [OOM] Kill=yes. */
 bool policy_kill_enabled(const Policy *p);
+/* A loaded policy with Guard=. */
+bool policy_has_guard(const Policy *p);
+/* The guard in bytes for a unit whose memory limit is limit_bytes: Guard='s
+ * size, or its share of the limit; 0 without a guard, or when the guard
+ * would be the whole limit or more. */
+uint64_t policy_guard_bytes(const Policy *p, uint64_t limit_bytes);
+/* "32.0M", "10%": Guard= as written, for logs and status. */
+const char *policy_guard_describe(const Policy *p, char *buf, size_t size);
 
 /* The policies in force: one entry per file name, sorted by unit name. */
 typedef struct PolicySet {

@@ -6,6 +6,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "event-value.h"
+#include "guard.h"
 #include "log.h"
 #include "memory.h"
 #include "policy-load.h"
@@ -51,6 +52,7 @@ struct Responder {
         Candidate batch[RESPONDER_KILL_BATCH];  /* KillTarget=unit: the plan's batch table */
         size_t picked[RESPONDER_KILL_BATCH];
         char dirent_buf[32 * 1024];
+        GuardTable guards;              /* Guard= of the unit-scope policies */
 };
 
 struct linux_dirent64 {
@@ -425,15 +427,65 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
         responder_execute(r, s, ev);
 }
 
+static sd_bus *responder_bus(Responder *r) {
+        return r->get_bus ? r->get_bus(r->get_bus_userdata) : NULL;
+}
+
+/* Whether scope s watches unit's own cgroup: where systemd says the unit is,
+ * else system.slice/<unit>. Another cgroup with the unit's name (Watch=) is
+ * not the unit's. */
+static bool responder_scope_is_unit(Responder *r, const Scope *s, const char *unit) {
+        const char *cg = scope_cgroup(s), *known;
+        char path[PATH_MAX];
+
+        if (r->systemd_units) {
+                known = unit_cgroup_cache_get(&r->systemd_units->cache, unit);
+                return known && streq(known + strspn(known, "/"), cg);
+        }
+        if (unit_name_to_cgroup_path(unit, path, sizeof(path)) < 0)
+                return false;
+        return streq(path + strspn(path, "/"), cg);
+}
+
+/* Guard= of the unit that scope s watches, armed or taken off as its policy
+ * says (not for another cgroup that merely has the unit's name). */
+static void responder_guard_scope(Responder *r, Scope *s) {
+        const char *unit = scope_name(s);
+        const Policy *p;
+
+        if (scope_is_system(s) || !unit_name_is_valid(unit, UNIT_NAME_INSTANCE | UNIT_NAME_PLAIN))
+                return;
+        p = r->policies ? policy_set_find(r->policies, unit) : NULL;
+        if (policy_has_guard(p) && !responder_scope_is_unit(r, s, unit))
+                return;
+        guard_apply(&r->guards, r->manager, s, p, responder_bus(r), manager_config(r->manager)->dry_run);
+}
+
+static void responder_guard_all(Responder *r) {
+        Manager *m = r->manager;
+
+        for (size_t i = 0; i < manager_n_scopes(m); i++)
+                responder_guard_scope(r, manager_scope(m, i));
+}
+
+static void on_scope_started(Manager *m, Scope *s, void *userdata) {
+        responder_guard_scope(userdata, s);
+}
+
 /* A unit-scope policy watches the unit's own cgroup: rel is below the
  * hierarchies' roots, with or without the leading '/'. */
 static void responder_watch_unit(Responder *r, const char *unit, const char *rel) {
         const Policy *p = policy_set_find(r->policies, unit);
+        Scope *s = NULL;
 
         if (!p || p->scope != POLICY_SCOPE_UNIT)
                 return;
-        if (manager_watch(r->manager, rel[0] == '/' ? rel + 1 : rel, NULL) > 0)
+        if (manager_watch(r->manager, rel[0] == '/' ? rel + 1 : rel, &s) > 0)
                 log_info("%s: watching its cgroup %s (Scope=unit).", unit, rel);
+        /* A new scope had its guard from the hook; one watched before
+         * systemd named the unit's cgroup gets it now. */
+        if (s)
+                responder_guard_scope(r, s);
 }
 
 /* Unit-scope policies watch the unit's own cgroup: where systemd says it is
@@ -543,16 +595,26 @@ int responder_new(Manager *m, const char *const *dirs, size_t n_dirs, Responder 
         k = manager_add_phase_listener(m, MANAGER_LISTENER_ACT, on_level, r);
         if (k < 0)
                 return k;
-        if (r->policies)
+        guard_table_init(&r->guards, r->systemd, manager_env(m));
+        manager_set_scope_hook(m, on_scope_started, r);
+        if (r->policies) {
                 responder_watch_units(r);
+                responder_guard_all(r);         /* Watch= cgroups watched before the policies */
+        }
 
         *ret = TAKE_PTR(r);
         return 0;
 }
 
+void responder_shutdown(Responder *r) {
+        if (r)
+                guard_release_all(&r->guards, responder_bus(r));
+}
+
 Responder *responder_free(Responder *r) {
         if (!r)
                 return NULL;
+        manager_set_scope_hook(r->manager, NULL, NULL);
         systemd_units_free(r->systemd_units);
         policy_set_free(r->policies);
         action_context_free(r->ctx);
@@ -651,6 +713,19 @@ void responder_set_killed_handler(Responder *r, responder_killed_handler_t h, vo
         r->on_killed_userdata = userdata;
 }
 
+/* Guards of units whose policy lost Guard= while their cgroup was not
+ * watched (the unit stopped): taken back and forgotten. */
+static void responder_guard_forget_unwatched(Responder *r) {
+        for (size_t i = 0; i < GUARDS_MAX; i++) {
+                Guard *e = &r->guards.entries[i];
+
+                if (!e->unit[0] || policy_has_guard(policy_set_find(r->policies, e->unit)))
+                        continue;
+                if (!manager_find_scope(r->manager, e->unit))
+                        guard_forget_entry(&r->guards, e, responder_bus(r));
+        }
+}
+
 int responder_reload(Responder *r, Diagnostics *diag) {
         PolicySet *set = NULL;
         int k;
@@ -672,6 +747,8 @@ int responder_reload(Responder *r, Diagnostics *diag) {
         r->policies = set;
         responder_prefault_tables(r);   /* new policies may use more of them */
         responder_watch_units(r);
+        responder_guard_all(r);         /* armed, changed or taken off */
+        responder_guard_forget_unwatched(r);
         /* Which units have a policy changed: ask systemd where they are. */
         if (r->systemd_units)
                 (void) systemd_units_refresh(r->systemd_units);
@@ -687,9 +764,14 @@ void responder_set_bus_getter(Responder *r, struct sd_bus *(*get_bus)(void *user
 void responder_bus_connected(Responder *r) {
         if (!r)
                 return;
+        responder_guard_all(r);         /* MemoryHigh= waits for the bus */
         log_debug("The bus is up; %s.", r->systemd_units ? "asking systemd for the units" : "no systemd to ask");
         if (r->systemd_units)
                 (void) systemd_units_refresh(r->systemd_units);
+}
+
+const GuardTable *responder_guards(const Responder *r) {
+        return &r->guards;
 }
 
 const PolicySet *responder_policies(const Responder *r) {

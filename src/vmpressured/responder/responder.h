@@ -27,6 +27,7 @@
  */
 
 #include "action.h"
+#include "guard.h"
 #include "manager.h"
 #include "policy.h"
 #include "responder-plan.h"
@@ -79,6 +80,11 @@ void responder_bus_connected(Responder *r);
  * stay and the problems are returned in diag (-EINVAL); 0 when the new set
  * is in force. */
 int responder_reload(Responder *r, Diagnostics *diag);
+
+/* At exit, before the bus goes: takes back the MemoryHigh= its guards set. */
+void responder_shutdown(Responder *r);
+/* The guards of Guard= policies, for status. */
+const GuardTable *responder_guards(const Responder *r);
 
 /* The policies in force (NULL before any loaded), borrowed until the next reload. */
 const PolicySet *responder_policies(const Responder *r);

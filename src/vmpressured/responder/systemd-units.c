@@ -2,9 +2,7 @@
 #include "log.h"
 #include "systemd-units.h"
 
-#define SYSTEMD_DEST "org.freedesktop.systemd1"
-#define SYSTEMD_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD_MANAGER "org.freedesktop.systemd1.Manager"
+#include "systemd-names.h"
 #define SYSTEMD_UNIT_PREFIX "/org/freedesktop/systemd1/unit"
 
 /* One ControlGroup query in flight. Owned by its slot: the slot's destroy

@@ -28,6 +28,7 @@
  * memcg itself is under OOM.
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -42,6 +43,9 @@ typedef struct MemcgSource {
         int oom_fd;                             /* eventfd for memory.oom_control */
         sd_event_source *pressure_event[_LEVEL_MAX];
         sd_event_source *oom_event;
+        int mark_fd;                            /* eventfd for a usage threshold (Guard=), or -EBADF */
+        sd_event_source *mark_event;
+        uint64_t mark_bytes;
         bool dead;
 } MemcgSource;
 
@@ -82,6 +86,7 @@ static void memcg_disable(MemcgSource *m) {
         for (Level l = LEVEL_LOW; l < _LEVEL_MAX; l++)
                 (void) sd_event_source_set_enabled(m->pressure_event[l], SD_EVENT_OFF);
         (void) sd_event_source_set_enabled(m->oom_event, SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(m->mark_event, SD_EVENT_OFF);
 }
 
 /* Returns true (after handing the source to its owner, which may free it)
@@ -141,6 +146,22 @@ static int memcg_on_oom(sd_event_source *es, int fd, uint32_t revents, void *use
                 return 0;
 
         sample = (Sample) { .kind = SAMPLE_OOM, .timestamp_usec = now };
+        source_emit(&m->source, &sample);
+        return 0;
+}
+
+/* The usage crossed the mark (either way: the kernel signals both). It
+ * names no level: an empty reclaim sample tells the owner to read the
+ * headroom now, as the reclaim source's wake-ups do. */
+static int memcg_on_mark(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        MemcgSource *m = userdata;
+        Sample sample;
+
+        if (m->dead || !eventfd_drain(fd))
+                return 0;
+        if (memcg_check_gone(m))
+                return 0;
+        sample = (Sample) { .kind = SAMPLE_RECLAIM, .timestamp_usec = source_now_usec() };
         source_emit(&m->source, &sample);
         return 0;
 }
@@ -237,11 +258,46 @@ static int memcg_register_oom(MemcgSource *m) {
         return r;
 }
 
+/* A usage threshold on memory.usage_in_bytes: the kernel checks it while
+ * charging (every 128 pages charged or freed per CPU, mem_cgroup_threshold())
+ * and signals the eventfd in the charging task, so the wake-up comes before
+ * the charge that hits the limit. A new mark replaces the old one: closing
+ * an eventfd unregisters it. */
+static int memcg_set_mark(Source *s, uint64_t usage_bytes) {
+        MemcgSource *m = (MemcgSource *) s;
+        sd_event_source *event = NULL;
+        char args[32];
+        int fd, efd = -EBADF, r;
+
+        if (m->dead || m->dir_fd < 0)
+                return -ESTALE;
+        if (m->mark_fd >= 0 && m->mark_bytes == usage_bytes)
+                return 0;
+        fd = openat(m->dir_fd, "memory.usage_in_bytes", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        (void) snprintf(args, sizeof(args), "%" PRIu64, usage_bytes);
+        r = memcg_add_eventfd(m, fd, args, memcg_on_mark, &efd, &event);
+        safe_close(fd);
+        if (r < 0) {
+                sd_event_source_disable_unref(event);
+                safe_close(efd);
+                return r;
+        }
+        m->mark_event = sd_event_source_disable_unref(m->mark_event);
+        m->mark_fd = safe_close(m->mark_fd);
+        m->mark_fd = efd;
+        m->mark_event = event;
+        m->mark_bytes = usage_bytes;
+        return 0;
+}
+
 static int memcg_open(Source *s, char *reason, size_t reason_size) {
         MemcgSource *m = (MemcgSource *) s;
         const char *file;
         int r;
 
+        m->mark_fd = -EBADF;
         m->dir_fd = m->oom_fd = -EBADF;
         for (Level l = 0; l < _LEVEL_MAX; l++)
                 m->pressure_fd[l] = -EBADF;
@@ -272,6 +328,8 @@ static void memcg_close(Source *s) {
         }
         m->oom_event = sd_event_source_disable_unref(m->oom_event);
         m->oom_fd = safe_close(m->oom_fd);
+        m->mark_event = sd_event_source_disable_unref(m->mark_event);
+        m->mark_fd = safe_close(m->mark_fd);
         m->dir_fd = safe_close(m->dir_fd);
 }
 
@@ -281,4 +339,5 @@ const SourceOps source_memcg_ops = {
         .open = memcg_open,
         .close = memcg_close,
         .set_busy = NULL,
+        .set_mark = memcg_set_mark,
 };

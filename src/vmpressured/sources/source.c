@@ -247,6 +247,12 @@ Source *source_free(Source *s) {
         return NULL;
 }
 
+int source_set_mark(Source *s, uint64_t usage_bytes) {
+        if (!s || !s->ops->set_mark)
+                return -EOPNOTSUPP;
+        return s->ops->set_mark(s, usage_bytes);
+}
+
 void source_describe(const Source *s, char *buf, size_t size) {
         if (size == 0)
                 return;

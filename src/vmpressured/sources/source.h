@@ -40,6 +40,10 @@ typedef struct SourceOps {
         /* One line on what the source reads and what wakes it, for status and
          * the start-up log; NULL when the type's name says it all. */
         void (*describe)(const Source *s, char *buf, size_t size);
+        /* Wake the owner when the cgroup's usage crosses usage_bytes (a
+         * Guard=): 0, or negative errno. NULL where the kernel has another
+         * way (memory.high's "high" events) or none. */
+        int (*set_mark)(Source *s, uint64_t usage_bytes);
 } SourceOps;
 
 struct Source {
@@ -76,6 +80,8 @@ int source_new(SourceType type,
 Source *source_free(Source *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Source *, source_free);
 void source_set_busy(Source *s, bool busy);
+/* ops->set_mark(); -EOPNOTSUPP when the source has none. */
+int source_set_mark(Source *s, uint64_t usage_bytes);
 /* The describe() line, or "" when the source has none. */
 void source_describe(const Source *s, char *buf, size_t size);
 

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "guard.h"
+#include "ini.h"
+#include "log.h"
+#include "systemd-names.h"
+
+/* What a call to systemd at exit may take: the daemon is stopping. */
+#define GUARD_RELEASE_TIMEOUT_USEC (2 * USEC_PER_SEC)
+
+static const char *const guard_state_table[_GUARD_STATE_MAX] = {
+        [GUARD_HIGH]         = "memory.high",
+        [GUARD_HIGH_PENDING] = "pending",
+        [GUARD_HIGH_KEPT]    = "unit-memory-high",
+        [GUARD_THRESHOLD]    = "usage-threshold",
+        [GUARD_FLOOR_ONLY]   = "floor-only",
+        [GUARD_DRY_RUN]      = "dry-run",
+        [GUARD_NO_LIMIT]     = "no-limit",
+        [GUARD_FAILED]       = "failed",
+};
+
+const char *guard_state_to_string(GuardState s) {
+        return s >= 0 && s < _GUARD_STATE_MAX ? guard_state_table[s] : NULL;
+}
+
+void guard_table_init(GuardTable *t, bool systemd, const SourceEnv *env) {
+        /* The entries are zero already (the table comes zeroed, and touching
+         * 64 entries of 4.6 KiB would fault in 300 KiB): unit "" is free. */
+        t->generation = 0;
+        t->systemd = systemd;
+        t->env = env;
+}
+
+static Guard *guard_lookup(GuardTable *t, const char *unit) {
+        for (size_t i = 0; i < GUARDS_MAX; i++)
+                if (t->entries[i].unit[0] && streq(t->entries[i].unit, unit))
+                        return &t->entries[i];
+        return NULL;
+}
+
+const Guard *guard_find(const GuardTable *t, const char *unit) {
+        return guard_lookup((GuardTable *) t, unit);
+}
+
+static Guard *guard_slot(GuardTable *t, const char *unit) {
+        Guard *e = guard_lookup(t, unit);
+
+        if (e)
+                return e;
+        for (size_t i = 0; i < GUARDS_MAX; i++)
+                if (!t->entries[i].unit[0]) {
+                        e = &t->entries[i];
+                        *e = (Guard) { .state = GUARD_FAILED };
+                        (void) snprintf(e->unit, sizeof(e->unit), "%s", unit);
+                        return e;
+                }
+        return NULL;
+}
+
+/* memory.high of the unit's cgroup2 directory, written directly (no systemd). */
+static int guard_write_high(const GuardTable *t, const Guard *e, uint64_t value) {
+        char path[PATH_MAX * 2], line[32];
+        int fd, n, r = 0;
+
+        if (!t->env->cgroup2_root[0])
+                return -EOPNOTSUPP;
+        if ((size_t) snprintf(path, sizeof(path), "%s/%s/memory.high", t->env->cgroup2_root, e->cgroup) >=
+            sizeof(path))
+                return -ENAMETOOLONG;
+        n = value == UINT64_MAX ? snprintf(line, sizeof(line), "max")
+                                : snprintf(line, sizeof(line), "%" PRIu64, value);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, line, (size_t) n) != n)
+                r = errno > 0 ? -errno : -EIO;
+        safe_close(fd);
+        return r;
+}
+
+static int guard_new_set_high(sd_bus *bus, const char *unit, uint64_t value, sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                           "SetUnitProperties");
+        if (r < 0)
+                return r;
+        /* runtime: a drop-in under /run, never the administrator's files. */
+        r = sd_bus_message_append(msg, "sb", unit, 1);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(msg, "a(sv)", 1, "MemoryHigh", "t", value);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(msg);
+        return 0;
+}
+
+typedef struct GuardRequest {
+        GuardTable *table;
+        size_t index;
+        uint64_t generation;
+} GuardRequest;
+
+static int guard_on_set_high(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        GuardRequest *q = userdata;
+        Guard *e = &q->table->entries[q->index];
+        const sd_bus_error *err = sd_bus_message_get_error(reply);
+        char a[32], b[32];
+
+        if (e->unit[0] && e->generation == q->generation && e->state == GUARD_HIGH_PENDING) {
+                if (err) {
+                        e->state = GUARD_FAILED;
+                        (void) snprintf(e->detail, sizeof(e->detail), "SetUnitProperties(MemoryHigh=) failed: %s",
+                                        err->message ?: err->name);
+                        log_warning("%s: cannot set MemoryHigh= for its guard: %s; the kernel's OOM killer may "
+                                    "act before the daemon.", e->unit, err->message ?: err->name);
+                } else {
+                        e->state = GUARD_HIGH;
+                        e->ours = true;
+                        e->g.high_bytes = e->g.mark_bytes;
+                        (void) snprintf(e->detail, sizeof(e->detail),
+                                        "MemoryHigh=%s set at runtime through systemd (MemoryMax=%s)",
+                                        format_size(a, sizeof(a), e->g.mark_bytes),
+                                        format_size(b, sizeof(b), e->g.limit_bytes));
+                        log_notice("%s: guard armed: MemoryHigh=%s set at runtime through systemd, %s below its "
+                                   "limit; the unit is killed when it grows past it.", e->unit,
+                                   format_size(a, sizeof(a), e->g.mark_bytes),
+                                   format_size(b, sizeof(b), e->g.guard_bytes));
+                }
+        }
+        free(q);
+        return 0;
+}
+
+/* Asks systemd (asynchronously) or writes memory.high itself. */
+static void guard_set_high(GuardTable *t, Guard *e, sd_bus *bus) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        char a[32], b[32];
+        GuardRequest *q;
+        int r;
+
+        if (!t->systemd) {
+                r = guard_write_high(t, e, e->g.mark_bytes);
+                if (r < 0) {
+                        e->state = GUARD_FAILED;
+                        (void) snprintf(e->detail, sizeof(e->detail), "writing memory.high failed: %s",
+                                        strerror(-r));
+                        log_warning_errno(r, "%s: cannot write memory.high for its guard: %m", e->unit);
+                        return;
+                }
+                e->state = GUARD_HIGH;
+                e->ours = true;
+                e->g.high_bytes = e->g.mark_bytes;
+                (void) snprintf(e->detail, sizeof(e->detail), "memory.high=%s written (limit %s)",
+                                format_size(a, sizeof(a), e->g.mark_bytes), format_size(b, sizeof(b), e->g.limit_bytes));
+                log_notice("%s: guard armed: memory.high=%s written, %s below its limit.", e->unit,
+                           format_size(a, sizeof(a), e->g.mark_bytes), format_size(b, sizeof(b), e->g.guard_bytes));
+                return;
+        }
+        if (!bus) {
+                e->state = GUARD_HIGH_PENDING;
+                (void) snprintf(e->detail, sizeof(e->detail), "MemoryHigh= to be set once the bus is up");
+                return;
+        }
+        q = malloc(sizeof(*q));
+        if (!q) {
+                e->state = GUARD_FAILED;
+                (void) snprintf(e->detail, sizeof(e->detail), "out of memory");
+                return;
+        }
+        *q = (GuardRequest) { .table = t, .index = (size_t) (e - t->entries), .generation = ++t->generation };
+        e->generation = q->generation;
+        r = guard_new_set_high(bus, e->unit, e->g.mark_bytes, &msg);
+        if (r >= 0)
+                r = sd_bus_call_async(bus, NULL, msg, guard_on_set_high, q, 0);
+        if (r < 0) {
+                free(q);
+                e->state = GUARD_FAILED;
+                (void) snprintf(e->detail, sizeof(e->detail), "SetUnitProperties(MemoryHigh=) not sent: %s",
+                                strerror(-r));
+                log_warning_errno(r, "%s: cannot ask systemd to set MemoryHigh= for its guard: %m", e->unit);
+                return;
+        }
+        e->state = GUARD_HIGH_PENDING;
+        (void) snprintf(e->detail, sizeof(e->detail), "MemoryHigh=%s asked of systemd",
+                        format_size(a, sizeof(a), e->g.mark_bytes));
+}
+
+/* memory.high back to "max" where we set it: synchronous (at exit, or when
+ * a reload takes the guard away). */
+static void guard_take_back(GuardTable *t, Guard *e, sd_bus *bus) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL, *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        if (!e->ours)
+                return;
+        e->ours = false;
+        if (!t->systemd)
+                r = guard_write_high(t, e, UINT64_MAX);
+        else if (!bus)
+                r = -ENOTCONN;
+        else {
+                r = guard_new_set_high(bus, e->unit, UINT64_MAX, &msg);
+                if (r >= 0)
+                        r = sd_bus_call(bus, msg, GUARD_RELEASE_TIMEOUT_USEC, &error, &reply);
+        }
+        if (r < 0)
+                log_warning_errno(r, "%s: cannot take back the MemoryHigh= of its guard%s%s: %m", e->unit,
+                                  error.message ? ": " : "", error.message ?: "");
+        else
+                log_info("%s: MemoryHigh= of its guard taken back (infinity).", e->unit);
+}
+
+void guard_forget_entry(GuardTable *t, Guard *e, sd_bus *bus) {
+        guard_take_back(t, e, bus);
+        e->unit[0] = '\0';
+}
+
+void guard_apply(GuardTable *t, Manager *m, Scope *s, const Policy *p, sd_bus *bus, bool dry_run) {
+        const char *unit = scope_name(s);
+        char want[32], a[32], b[32];
+        Guard *e;
+        int r;
+
+        if (!policy_has_guard(p)) {
+                e = guard_lookup(t, unit);
+                if (e) {
+                        (void) manager_guard(m, s, 0, 0, NULL);
+                        guard_forget_entry(t, e, bus);
+                }
+                return;
+        }
+        e = guard_slot(t, unit);
+        if (!e) {
+                log_warning("%s: more than %d units with Guard=; this one is not guarded.", unit, GUARDS_MAX);
+                return;
+        }
+        (void) snprintf(e->cgroup, sizeof(e->cgroup), "%s", scope_cgroup(s));
+        (void) policy_guard_describe(p, want, sizeof(want));
+        r = manager_guard(m, s, p->guard_bytes, p->guard_percent, &e->g);
+        if (r == -ENODATA) {
+                e->state = GUARD_NO_LIMIT;
+                (void) snprintf(e->detail, sizeof(e->detail), "Guard=%s, but the unit has no memory limit "
+                                "(MemoryMax=)", want);
+                log_notice("%s: Guard=%s needs a memory limit (MemoryMax=); the unit has none, nothing guarded.",
+                           unit, want);
+                return;
+        }
+        if (r < 0) {
+                e->state = GUARD_FAILED;
+                (void) snprintf(e->detail, sizeof(e->detail), "Guard=%s: %s", want,
+                                r == -ERANGE ? "as large as the unit's limit or larger" : strerror(-r));
+                log_warning("%s: Guard=%s not armed: %s.", unit, want,
+                            r == -ERANGE ? "it is as large as the unit's memory limit or larger" : strerror(-r));
+                return;
+        }
+        if (e->g.memcg_v1) {
+                e->state = e->g.mark_armed ? GUARD_THRESHOLD : GUARD_FLOOR_ONLY;
+                (void) snprintf(e->detail, sizeof(e->detail), "%s at %s of the limit %s",
+                                e->g.mark_armed ? "usage threshold" : "headroom floor only, polled",
+                                format_size(a, sizeof(a), e->g.mark_bytes), format_size(b, sizeof(b), e->g.limit_bytes));
+                log_info("%s: guard armed: %s %s below its limit of %s (cgroup v1: nothing throttles the unit, "
+                         "the daemon kills in the band).", unit,
+                         e->g.mark_armed ? "a usage threshold" : "the headroom floor",
+                         format_size(a, sizeof(a), e->g.guard_bytes), format_size(b, sizeof(b), e->g.limit_bytes));
+                return;
+        }
+        if (e->g.high_bytes == e->g.mark_bytes) {
+                /* Ours from before (a restart of the unit keeps systemd's
+                 * runtime property; so does one of the daemon). */
+                if (e->state != GUARD_HIGH) {
+                        e->state = GUARD_HIGH;
+                        e->ours = true;
+                        (void) snprintf(e->detail, sizeof(e->detail), "MemoryHigh=%s (limit %s)",
+                                        format_size(a, sizeof(a), e->g.mark_bytes),
+                                        format_size(b, sizeof(b), e->g.limit_bytes));
+                }
+                return;
+        }
+        if (e->g.high_bytes != UINT64_MAX && !e->ours) {
+                e->state = GUARD_HIGH_KEPT;
+                (void) snprintf(e->detail, sizeof(e->detail), "the unit's own MemoryHigh=%s kept; headroom floor "
+                                "%s", format_size(a, sizeof(a), e->g.high_bytes),
+                                format_size(b, sizeof(b), e->g.guard_bytes));
+                log_notice("%s: the unit sets MemoryHigh=%s itself; kept (the guard is the headroom floor of %s).",
+                           unit, format_size(a, sizeof(a), e->g.high_bytes),
+                           format_size(b, sizeof(b), e->g.guard_bytes));
+                return;
+        }
+        if (dry_run) {
+                e->state = GUARD_DRY_RUN;
+                (void) snprintf(e->detail, sizeof(e->detail), "dry run: MemoryHigh=%s would be set",
+                                format_size(a, sizeof(a), e->g.mark_bytes));
+                log_info("%s: dry run: MemoryHigh=%s would be set for its guard.", unit,
+                         format_size(a, sizeof(a), e->g.mark_bytes));
+                return;
+        }
+        if (e->state == GUARD_HIGH_PENDING && e->generation > 0 && bus)
+                return;         /* asked already; the answer will come */
+        guard_set_high(t, e, bus);
+}
+
+void guard_release_all(GuardTable *t, sd_bus *bus) {
+        for (size_t i = 0; i < GUARDS_MAX; i++)
+                if (t->entries[i].unit[0])
+                        guard_forget_entry(t, &t->entries[i], bus);
+}
