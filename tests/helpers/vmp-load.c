@@ -538,7 +538,7 @@ static int mode_sleepers(int argc, char **argv, const char *const *cgroups, size
 }
 
 static void usage(FILE *f) {
-        fputs("usage: vmp-load [--cgroup=DIR]... stream FILE [SECONDS]\n"
+        fputs("usage: vmp-load [--cgroup=DIR]... [--delay-ms=N] stream FILE [SECONDS]\n"
               "       vmp-load [--cgroup=DIR]... anon MIB [STEP_MIB STEP_MS]\n"
               "       vmp-load [--cgroup=DIR]... [--cold-mib=N] hotcold FILE HOT_MIB [SECONDS]\n"
               "       vmp-load mkfile FILE MIB\n"
@@ -549,11 +549,12 @@ int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "cgroup",   required_argument, NULL, 'g' },
                 { "cold-mib", required_argument, NULL, 'C' },
+                { "delay-ms", required_argument, NULL, 'D' },
                 { "help",     no_argument,       NULL, 'h' },
                 {}
         };
         const char *cgroups[CGROUPS_MAX];
-        size_t n_cgroups = 0, cold_mib = 32;
+        size_t n_cgroups = 0, cold_mib = 32, delay_ms = 0;
         const char *mode;
         int c, r;
 
@@ -569,6 +570,10 @@ int main(int argc, char *argv[]) {
                         break;
                 case 'C':
                         if (parse_size(optarg, "--cold-mib", &cold_mib) < 0 || cold_mib == 0)
+                                return 2;
+                        break;
+                case 'D':       /* a service that runs a while before it grows */
+                        if (parse_size(optarg, "--delay-ms", &delay_ms) < 0)
                                 return 2;
                         break;
                 case 'h':
@@ -588,6 +593,9 @@ int main(int argc, char *argv[]) {
                 return 1;
         }
 
+        if (delay_ms > 0)
+                (void) nanosleep(&(struct timespec) { .tv_sec = (time_t) (delay_ms / 1000),
+                                                      .tv_nsec = (long) (delay_ms % 1000) * 1000000L }, NULL);
         mode = argv[optind];
         /* The sleepers' leader joins the cgroups; this process stays out. */
         if (strcmp(mode, "sleepers") == 0) {
@@ -606,6 +614,9 @@ int main(int argc, char *argv[]) {
                 }
         }
 
+        if (delay_ms > 0)
+                (void) nanosleep(&(struct timespec) { .tv_sec = (time_t) (delay_ms / 1000),
+                                                      .tv_nsec = (long) (delay_ms % 1000) * 1000000L }, NULL);
         mode = argv[optind];
         argc -= optind;
         argv += optind;

@@ -210,7 +210,10 @@ static void guard_take_back(GuardTable *t, Guard *e, sd_bus *bus) {
                 if (r >= 0)
                         r = sd_bus_call(bus, msg, GUARD_RELEASE_TIMEOUT_USEC, &error, &reply);
         }
-        if (r < 0)
+        if (r < 0 && sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchUnit"))
+                /* A transient unit that ended is gone with its properties. */
+                log_debug("%s: gone, and the MemoryHigh= of its guard with it.", e->unit);
+        else if (r < 0)
                 log_warning_errno(r, "%s: cannot take back the MemoryHigh= of its guard%s%s: %m", e->unit,
                                   error.message ? ": " : "", error.message ?: "");
         else
