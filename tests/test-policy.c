@@ -93,6 +93,11 @@ static const BadCase bad_cases[] = {
           { F ":5: Invalid value '2.5%' for Guard=: " GUARD_MUST } },
         { "Guard= MB", F, "[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuard=32MB\n",
           { F ":5: Invalid value '32MB' for Guard=: " GUARD_MUST } },
+        { "GuardSec= without Guard=", F, "[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuardSec=2s\n",
+          { F ":5: GuardSec= needs Guard=, ignoring it" } },
+        { "GuardSec= too long", F, "[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuard=8M\nGuardSec=2min\n",
+          { F ":6: Invalid value '2min' for GuardSec=: must be a duration like 1s or 500ms, at most 1min; 0 to "
+              "kill at once" } },
         { "line without '='", F, "[Low]\nSignal SIGUSR1\n",
           { F ":2: Missing '=' in line 'Signal SIGUSR1', ignoring" } },
         { "several problems, each on its line", F,
@@ -307,6 +312,24 @@ static void test_guard(void) {
                 CHECK_EQ_U64(policy_guard_bytes(&p, cases[i].limit), cases[i].guard);
                 CHECK_STREQ(policy_guard_describe(&p, buf, sizeof(buf)), cases[i].describe);
                 CHECK(policy_has_guard(&p) == (cases[i].bytes > 0 || cases[i].percent > 0));
+        }
+        /* GuardSec=: 1 s by default, 0 and other durations taken. */
+        {
+                static const char *const texts[] = {
+                        "[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuard=8M\n",
+                        "[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuard=8M\nGuardSec=0\n",
+                        "[Policy]\nScope=unit\n[OOM]\nGuardSec=500ms\nKill=yes\nGuard=8M\n",
+                };
+                static const usec_t want[] = { USEC_PER_SEC, 0, 500 * USEC_PER_MSEC };
+
+                for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
+                        Diagnostics d;
+                        Policy p;
+
+                        diag_clear(&d);
+                        CHECK_EQ_INT(policy_parse(F, F, texts[i], strlen(texts[i]), &p, &d), 0);
+                        CHECK_EQ_U64(p.guard_grace_usec, want[i]);
+                }
         }
         /* The duplicate Guard= is reported, the last one wins (here: reset). */
         {

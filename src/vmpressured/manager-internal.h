@@ -40,6 +40,8 @@ struct Scope {
         uint64_t guard_bytes;
         uint64_t guard_limit_bytes;
         uint64_t guard_mark_bytes;
+        usec_t guard_grace_usec;        /* GuardSec=: cgroup v2, MEDIUM this long before the OOM */
+        usec_t guard_entered_usec;      /* when the headroom fell into the band; 0: not in it */
         /* Reads of /proc/meminfo or memory.* for headroom land here: nothing is
          * allocated between the kernel's notification and the announcement. */
         char buf[8192];

@@ -272,6 +272,38 @@ static void scope_rearm(Scope *s) {
         (void) sd_event_source_set_enabled(s->deadline_timer, SD_EVENT_ONESHOT);
 }
 
+static int read_memory_high(Manager *m, const Scope *s, uint64_t *ret);
+
+/* Guard= with GuardSec= on cgroup v2: while the unit's memory.high is at
+ * the mark or below, the kernel throttles the unit in its guard band and
+ * does not kill it, so the band is announced MEDIUM first (the unit's
+ * [Medium] Signal= may free memory) and is the OOM (the headroom sample,
+ * under the floor: the kill) only after the grace. True when the sample was
+ * held back and MEDIUM fed instead. On v1 nothing throttles: at once. */
+static bool scope_guard_hold(Manager *m, Scope *s, const Sample *h) {
+        uint64_t high;
+
+        if (s->guard_bytes == 0 || s->guard_grace_usec == 0 || m->env.memcg_v1_root[0] || s->simulated)
+                return false;
+        if (h->available_bytes >= s->guard_bytes) {
+                s->guard_entered_usec = 0;
+                return false;
+        }
+        if (s->guard_entered_usec == 0) {
+                if (read_memory_high(m, s, &high) < 0 || high > s->guard_mark_bytes)
+                        return false;   /* nothing throttles the unit: the OOM at once */
+                s->guard_entered_usec = MAX(h->timestamp_usec, (usec_t) 1);
+        } else if (h->timestamp_usec - s->guard_entered_usec >= s->guard_grace_usec)
+                return false;           /* the grace is over: the OOM */
+        manager_feed(m, s, &(Sample) {
+                .kind = SAMPLE_LEVEL,
+                .timestamp_usec = h->timestamp_usec,
+                .level = LEVEL_MEDIUM,
+                .index = level_nominal_index(&s->engine.config, LEVEL_MEDIUM),
+        });
+        return true;
+}
+
 static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
         Scope *s = userdata;
         Manager *m = s->manager;
@@ -291,7 +323,8 @@ static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
                 log_debug_errno(r, "%s: reading headroom failed, ignoring: %m", s->name);
         else {
                 sample.timestamp_usec = now;
-                manager_feed(m, s, &sample);
+                if (!scope_guard_hold(m, s, &sample))
+                        manager_feed(m, s, &sample);
         }
         if (s->gone || !s->headroom)
                 return 0;
@@ -497,6 +530,7 @@ static int scope_restart(Manager *m, Scope *s) {
                 (void) sd_event_source_set_enabled(s->deadline_timer, SD_EVENT_OFF);
         level_engine_init(&s->engine, &m->config.level);
         s->guard_bytes = s->guard_limit_bytes = s->guard_mark_bytes = 0;
+        s->guard_grace_usec = s->guard_entered_usec = 0;
         s->busy = false;
         s->headroom = true;
         s->gone = false;
@@ -985,7 +1019,8 @@ static int read_memory_high(Manager *m, const Scope *s, uint64_t *ret) {
         return single_u64_parse(buf, (size_t) n, ret);
 }
 
-int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_percent, ScopeGuard *ret) {
+int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_percent, usec_t grace_usec,
+                  ScopeGuard *ret) {
         uint64_t available, limit, guard;
         ScopeGuard g = {};
         int r;
@@ -998,6 +1033,7 @@ int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_per
                 if (s->guard_bytes > 0)
                         log_info("%s: guard taken off.", s->name);
                 s->guard_bytes = s->guard_limit_bytes = s->guard_mark_bytes = 0;
+                s->guard_grace_usec = s->guard_entered_usec = 0;
                 scope_set_level_config(m, s);
                 (void) source_set_mark(s->source, 0);
                 if (ret)
@@ -1022,6 +1058,7 @@ int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_per
         s->guard_bytes = guard;
         s->guard_limit_bytes = limit;
         s->guard_mark_bytes = g.mark_bytes;
+        s->guard_grace_usec = grace_usec;
         scope_set_level_config(m, s);
         if (g.memcg_v1) {
                 r = source_set_mark(s->source, g.mark_bytes);

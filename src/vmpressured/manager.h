@@ -110,12 +110,16 @@ typedef struct ScopeGuard {
 
 /* Arms a guard on a watched cgroup's scope: reads its memory limit, takes
  * guard_bytes (or guard_percent of the limit) as the scope's headroom floor
- * and, on the v1 memcg source, a usage threshold at the mark. Both 0: the
+ * and, on the v1 memcg source, a usage threshold at the mark. On cgroup v2,
+ * while the cgroup's memory.high is at the mark or below (the kernel
+ * throttles it there instead of killing), a headroom in the band is
+ * announced MEDIUM for grace_usec before it is the OOM (0: at once). Both 0: the
  * guard is taken off. 0 with *ret filled in; -ENODATA when the cgroup has no
  * limit, -ERANGE when the guard is the whole limit or more (the guard is
  * off then), -ESTALE for a gone scope, or a read's negative errno. Off the
  * OOM path: it reads files and may open an eventfd. */
-int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_percent, ScopeGuard *ret);
+int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_percent, usec_t grace_usec,
+                  ScopeGuard *ret);
 
 void manager_set_config_loader(Manager *m, manager_config_loader_t loader, void *userdata);
 /* Loads the configuration again and applies what can change while running:

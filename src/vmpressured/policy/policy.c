@@ -322,6 +322,16 @@ static int parse_guard(PolicyParse *p, const char *key, const char *value, unsig
         return 0;
 }
 
+static int parse_guard_sec(PolicyParse *p, const char *key, const char *value, unsigned line) {
+        usec_t u;
+
+        if (parse_duration(value, USEC_PER_SEC, &u) < 0 || u > POLICY_GUARD_SEC_MAX_USEC)
+                return invalid_value(p, key, value, line,
+                                     "must be a duration like 1s or 500ms, at most 1min; 0 to kill at once");
+        p->policy->guard_grace_usec = u;
+        return 0;
+}
+
 static const PolicyKey policy_keys[] = {
         { "Scope",        parse_scope },
         { "Description",  parse_description },
@@ -333,10 +343,12 @@ static const PolicyKey level_keys[] = {
         { "SignalTarget", parse_signal_target },
         { "Kill",         parse_kill,        .oom_only = true },
         { "KillTarget",   parse_kill_target, .oom_only = true },
+        { "GuardSec",     parse_guard_sec,   .oom_only = true },
         { "Guard",        parse_guard,       .oom_only = true },
 };
 
 #define GUARD_KEY (ELEMENTSOF(level_keys) - 1)
+#define GUARD_SEC_KEY (ELEMENTSOF(level_keys) - 2)
 _Static_assert(ELEMENTSOF(policy_keys) <= KEY_SLOTS && ELEMENTSOF(level_keys) <= KEY_SLOTS,
                "PolicyParse.key_line too small");
 
@@ -425,6 +437,7 @@ static void policy_init(Policy *p, const char *unit, bool is_template, const cha
                 .is_template = is_template,
                 .scope = POLICY_SCOPE_SYSTEM,
                 .signal_interval_usec = POLICY_SIGNAL_INTERVAL_DEFAULT_USEC,
+                .guard_grace_usec = POLICY_GUARD_SEC_DEFAULT_USEC,
         };
         (void) snprintf(p->unit, sizeof(p->unit), "%s", unit);
         (void) snprintf(p->path, sizeof(p->path), "%s", path);
@@ -456,10 +469,14 @@ static void policy_copy_diag(const Diagnostics *file_diag, const char *path, Dia
  * kill (Kill=yes). Keys may come in any order: checked after the file. */
 static void policy_check_guard(PolicyParse *p) {
         Policy *pol = p->policy;
-        unsigned line = p->key_line[SECTION_OOM][GUARD_KEY];
+        unsigned line = p->key_line[SECTION_OOM][GUARD_KEY], sec_line = p->key_line[SECTION_OOM][GUARD_SEC_KEY];
 
-        if (!policy_has_guard(pol))
+        if (!policy_has_guard(pol)) {
+                if (sec_line > 0)
+                        policy_error(p, sec_line, "GuardSec= needs Guard=, ignoring it");
+                pol->guard_grace_usec = POLICY_GUARD_SEC_DEFAULT_USEC;
                 return;
+        }
         if (pol->scope != POLICY_SCOPE_UNIT || !pol->actions[LEVEL_OOM].kill) {
                 policy_error(p, line, "Guard= needs Scope=unit in [Policy] and Kill=yes in [OOM] (it kills the "
                              "unit before its own limit), ignoring it");

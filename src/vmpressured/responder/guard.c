@@ -234,7 +234,7 @@ void guard_apply(GuardTable *t, Manager *m, Scope *s, const Policy *p, sd_bus *b
         if (!policy_has_guard(p)) {
                 e = guard_lookup(t, unit);
                 if (e) {
-                        (void) manager_guard(m, s, 0, 0, NULL);
+                        (void) manager_guard(m, s, 0, 0, 0, NULL);
                         guard_forget_entry(t, e, bus);
                 }
                 return;
@@ -246,7 +246,7 @@ void guard_apply(GuardTable *t, Manager *m, Scope *s, const Policy *p, sd_bus *b
         }
         (void) snprintf(e->cgroup, sizeof(e->cgroup), "%s", scope_cgroup(s));
         (void) policy_guard_describe(p, want, sizeof(want));
-        r = manager_guard(m, s, p->guard_bytes, p->guard_percent, &e->g);
+        r = manager_guard(m, s, p->guard_bytes, p->guard_percent, p->guard_grace_usec, &e->g);
         if (r == -ENODATA) {
                 e->state = GUARD_NO_LIMIT;
                 (void) snprintf(e->detail, sizeof(e->detail), "Guard=%s, but the unit has no memory limit "
