@@ -133,7 +133,9 @@ def run_all(build, out, responders, loads, log):
     pol_unit = os.path.join(work, "policies-unit")
     os.makedirs(pol_unit)
     with open(os.path.join(pol_unit, "vmpbench-hog.service.policy"), "w") as f:
-        f.write("[Policy]\nScope=unit\n[OOM]\nKill=yes\n")
+        # Guard=: the daemon kills the unit in the last 32 MiB of its limit, before
+        # the kernel's memcg OOM killer (a usage threshold on this v1 host).
+        f.write("[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuard=32M\n")
     bigfile = f"/var/tmp/vmpbench-file-{os.getpid()}"     # on disk, not tmpfs
     subprocess.run([os.path.join(work, "vmp-hog"), "mkfile", bigfile, str(FILE_MIB)], check=True)
     results = []
