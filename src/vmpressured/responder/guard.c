@@ -133,13 +133,13 @@ static int guard_on_set_high(sd_bus_message *reply, void *userdata, sd_bus_error
                                    format_size(b, sizeof(b), e->g.guard_bytes));
                 }
         }
-        free(q);
-        return 0;
+        return 0;       /* q is freed with the slot (its destroy callback) */
 }
 
 /* Asks systemd (asynchronously) or writes memory.high itself. */
 static void guard_set_high(GuardTable *t, Guard *e, sd_bus *bus) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+        sd_bus_slot *slot = NULL;
         char a[32], b[32];
         GuardRequest *q;
         int r;
@@ -177,7 +177,14 @@ static void guard_set_high(GuardTable *t, Guard *e, sd_bus *bus) {
         e->generation = q->generation;
         r = guard_new_set_high(bus, e->unit, e->g.mark_bytes, &msg);
         if (r >= 0)
-                r = sd_bus_call_async(bus, NULL, msg, guard_on_set_high, q, 0);
+                r = sd_bus_call_async(bus, &slot, msg, guard_on_set_high, q, 0);
+        if (r >= 0) {
+                /* The slot owns q from here: freed when the reply came or
+                 * the call was dropped with the connection. */
+                (void) sd_bus_slot_set_destroy_callback(slot, free);
+                (void) sd_bus_slot_set_floating(slot, true);
+                sd_bus_slot_unref(slot);
+        }
         if (r < 0) {
                 free(q);
                 e->state = GUARD_FAILED;
