@@ -125,7 +125,11 @@ def main():
         vt.check(drops > 0, "the stalled subscribers never dropped anything")
         # The blocking reader closes its descriptor once it has read: one fewer.
         vt.check(after["fds"] <= base["fds"], f"fds {base['fds']} → {after['fds']}")
-        vt.check(after["VmRSS"] - base["VmRSS"] <= 256, f"RSS grew {base['VmRSS']} → {after['VmRSS']} KiB")
+        # Under ASan its allocator's caches and the heap's shadow grow with
+        # any traffic (308 KiB in one CI run): a looser bound there.
+        slack = 1024 if os.environ.get("VMP_SANITIZE", "none") not in ("", "none") else 256
+        vt.check(after["VmRSS"] - base["VmRSS"] <= slack,
+                 f"RSS grew {base['VmRSS']} → {after['VmRSS']} KiB (allowed +{slack})")
 
         t.join(5)
         vt.check("data" in blocking, "the blocking read never returned")

@@ -209,7 +209,7 @@ static int property_get_guards(sd_bus *bus, const char *path, const char *interf
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', VMP_BUS_GUARD_STRUCT);
-        for (size_t i = 0; r >= 0 && t && i < GUARDS_MAX; i++) {
+        for (size_t i = 0; r >= 0 && t && t->entries && i < GUARDS_MAX; i++) {
                 const Guard *g = &t->entries[i];
 
                 if (!g->unit[0])

@@ -27,14 +27,20 @@ const char *guard_state_to_string(GuardState s) {
 }
 
 void guard_table_init(GuardTable *t, bool systemd, const SourceEnv *env) {
-        /* The entries are zero already (the table comes zeroed, and touching
-         * 64 entries of 4.6 KiB would fault in 300 KiB): unit "" is free. */
+        t->entries = NULL;
         t->generation = 0;
         t->systemd = systemd;
         t->env = env;
 }
 
+void guard_table_done(GuardTable *t) {
+        free(t->entries);
+        t->entries = NULL;
+}
+
 static Guard *guard_lookup(GuardTable *t, const char *unit) {
+        if (!t->entries)
+                return NULL;
         for (size_t i = 0; i < GUARDS_MAX; i++)
                 if (t->entries[i].unit[0] && streq(t->entries[i].unit, unit))
                         return &t->entries[i];
@@ -50,6 +56,11 @@ static Guard *guard_slot(GuardTable *t, const char *unit) {
 
         if (e)
                 return e;
+        if (!t->entries) {
+                t->entries = calloc(GUARDS_MAX, sizeof(Guard));
+                if (!t->entries)
+                        return NULL;
+        }
         for (size_t i = 0; i < GUARDS_MAX; i++)
                 if (!t->entries[i].unit[0]) {
                         e = &t->entries[i];
@@ -248,7 +259,8 @@ void guard_apply(GuardTable *t, Manager *m, Scope *s, const Policy *p, sd_bus *b
         }
         e = guard_slot(t, unit);
         if (!e) {
-                log_warning("%s: more than %d units with Guard=; this one is not guarded.", unit, GUARDS_MAX);
+                log_warning("%s: more than %d units with Guard= (or no memory for the table); this one is not "
+                            "guarded.", unit, GUARDS_MAX);
                 return;
         }
         (void) snprintf(e->cgroup, sizeof(e->cgroup), "%s", scope_cgroup(s));
@@ -317,7 +329,7 @@ void guard_apply(GuardTable *t, Manager *m, Scope *s, const Policy *p, sd_bus *b
 }
 
 void guard_release_all(GuardTable *t, sd_bus *bus) {
-        for (size_t i = 0; i < GUARDS_MAX; i++)
+        for (size_t i = 0; t->entries && i < GUARDS_MAX; i++)
                 if (t->entries[i].unit[0])
                         guard_forget_entry(t, &t->entries[i], bus);
 }

@@ -62,7 +62,10 @@ typedef struct Guard {
 } Guard;
 
 typedef struct GuardTable {
-        Guard entries[GUARDS_MAX];
+        /* GUARDS_MAX entries, allocated at the first Guard= (off the OOM
+         * path), NULL until then: a daemon without guards never touches
+         * them (a table in place faulted in 64 pages at every reload). */
+        Guard *entries;
         uint64_t generation;
         bool systemd;                   /* PID 1 is systemd: MemoryHigh= through SetUnitProperties */
         const SourceEnv *env;
@@ -70,8 +73,9 @@ typedef struct GuardTable {
 
 const char *guard_state_to_string(GuardState s);
 
-/* t must come zeroed (calloc, an anonymous mapping): its entries are free. */
 void guard_table_init(GuardTable *t, bool systemd, const SourceEnv *env);
+/* Frees the entries (guard_release_all() first, to take back memory.high). */
+void guard_table_done(GuardTable *t);
 
 /* Arms the guard of policy p (NULL or without Guard=: takes it off) on the
  * scope of a unit's cgroup; bus is PID 1's (NULL: not connected yet, then

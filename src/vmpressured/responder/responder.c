@@ -615,6 +615,7 @@ Responder *responder_free(Responder *r) {
         if (!r)
                 return NULL;
         manager_set_scope_hook(r->manager, NULL, NULL);
+        guard_table_done(&r->guards);
         systemd_units_free(r->systemd_units);
         policy_set_free(r->policies);
         action_context_free(r->ctx);
@@ -716,7 +717,7 @@ void responder_set_killed_handler(Responder *r, responder_killed_handler_t h, vo
 /* Guards of units whose policy lost Guard= while their cgroup was not
  * watched (the unit stopped): taken back and forgotten. */
 static void responder_guard_forget_unwatched(Responder *r) {
-        for (size_t i = 0; i < GUARDS_MAX; i++) {
+        for (size_t i = 0; r->guards.entries && i < GUARDS_MAX; i++) {
                 Guard *e = &r->guards.entries[i];
 
                 if (!e->unit[0] || policy_has_guard(policy_set_find(r->policies, e->unit)))
