@@ -521,6 +521,26 @@ static void scope_started(Manager *m, Scope *s) {
                 m->scope_hook(m, s, m->scope_hook_userdata);
 }
 
+/* On a hybrid layout systemd makes a unit's directories one hierarchy after
+ * the other, and an inotify pass may see the cgroup2 one alone: watching it
+ * then finds no v1 memcg and settles for a lesser source (an e2e run in CI
+ * saw a restarted unit watched by PSI instead of memcg, and its LOW never
+ * came). Such a cgroup waits this long for its v1 directory (the v1 mkdir
+ * wakes the pass at once); one that never gets a v1 memcg is watched after. */
+#define REWATCH_PARTIAL_USEC (500 * USEC_PER_MSEC)
+
+static bool cgroup_partial(Manager *m, const char *cgroup) {
+        char path[PATH_MAX * 2];
+
+        if (!m->env.memcg_v1_root[0] || !m->env.cgroup2_root[0] || m->config.source >= 0)
+                return false;
+        (void) snprintf(path, sizeof(path), "%s/%s", m->env.memcg_v1_root, cgroup);
+        if (access(path, F_OK) == 0)
+                return false;
+        (void) snprintf(path, sizeof(path), "%s/%s", m->env.cgroup2_root, cgroup);
+        return access(path, F_OK) == 0;
+}
+
 static int scope_restart(Manager *m, Scope *s) {
         int r;
 
@@ -582,6 +602,7 @@ static int rewatch_inotify_add(Manager *m, const char *root, const char *cgroup)
  * look and the watch is caught by looking once more after arming. */
 static void manager_arm_rewatch(Manager *m) {
         bool need_timer = false, soon = false;
+        usec_t wake_at = USEC_INFINITY;
 
         for (size_t i = 1; i < m->n_scopes; i++)
                 need_timer = need_timer || m->scopes[i]->gone;
@@ -589,6 +610,7 @@ static void manager_arm_rewatch(Manager *m) {
                 rewatch_inotify_clear(m);
         for (size_t i = 0; i < m->n_unwatched; i++) {
                 const char *cg = m->unwatched[i].cgroup;
+                usec_t since = m->unwatched[i].partial_since_usec;
 
                 if (m->unwatched[i].reason != UNWATCHED_ABSENT || m->rewatch_inotify_fd < 0) {
                         need_timer = true;
@@ -597,12 +619,18 @@ static void manager_arm_rewatch(Manager *m) {
                 if (rewatch_inotify_add(m, m->env.memcg_v1_root, cg) < 0 ||
                     rewatch_inotify_add(m, m->env.cgroup2_root, cg) < 0)
                         need_timer = true;
-                soon = soon || cgroup_exists(m, cg);
+                if (since > 0 && cgroup_partial(m, cg))
+                        wake_at = MIN(wake_at, since + REWATCH_PARTIAL_USEC);
+                else
+                        soon = soon || cgroup_exists(m, cg);
         }
         if (!m->rewatch_timer)
                 return;
         if (soon) {
                 (void) sd_event_source_set_time_relative(m->rewatch_timer, 0);
+                (void) sd_event_source_set_enabled(m->rewatch_timer, SD_EVENT_ONESHOT);
+        } else if (wake_at != USEC_INFINITY) {
+                (void) sd_event_source_set_time(m->rewatch_timer, wake_at);
                 (void) sd_event_source_set_enabled(m->rewatch_timer, SD_EVENT_ONESHOT);
         } else if (!need_timer)
                 (void) sd_event_source_set_enabled(m->rewatch_timer, SD_EVENT_OFF);
@@ -712,7 +740,18 @@ static int unwatched_try(Manager *m, size_t i) {
 
         if (!cgroup_exists(m, cg)) {
                 u->reason = UNWATCHED_ABSENT;
+                u->partial_since_usec = 0;
                 return 0;
+        }
+        if (cgroup_partial(m, cg)) {
+                usec_t now = source_now_usec();
+
+                if (u->partial_since_usec == 0)
+                        u->partial_since_usec = now;
+                if (now < u->partial_since_usec + REWATCH_PARTIAL_USEC) {
+                        u->reason = UNWATCHED_ABSENT;
+                        return 0;
+                }
         }
         if (m->n_scopes >= m->scopes_max) {
                 if (u->reason != UNWATCHED_TABLE_FULL)

@@ -70,6 +70,9 @@ const char *unwatched_reason_to_string(UnwatchedReason r);
 typedef struct Unwatched {
         char *cgroup;
         UnwatchedReason reason;
+        /* On a hybrid layout: when the cgroup was first seen in cgroup2 but
+         * not yet in the v1 memory hierarchy (0: not so). */
+        usec_t partial_since_usec;
 } Unwatched;
 
 int manager_new(const Config *config, bool print_events, Manager **ret);
