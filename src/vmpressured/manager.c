@@ -272,7 +272,11 @@ static void scope_rearm(Scope *s) {
         (void) sd_event_source_set_enabled(s->deadline_timer, SD_EVENT_ONESHOT);
 }
 
-static int read_memory_high(Manager *m, const Scope *s, uint64_t *ret);
+static int read_memory_high(Manager *m, const Scope *s, uint64_t *ret) {
+        char buf[64];
+
+        return memory_high_read(&m->env, s->cgroup, buf, sizeof(buf), ret);
+}
 
 /* Guard= with GuardSec= on cgroup v2: while the unit's memory.high is at
  * the mark or below, the kernel throttles the unit in its guard band and
@@ -1040,22 +1044,6 @@ int manager_reload(Manager *m) {
 void manager_set_scope_hook(Manager *m, manager_scope_hook_t hook, void *userdata) {
         m->scope_hook = hook;
         m->scope_hook_userdata = userdata;
-}
-
-/* memory.high of a cgroup2 directory: "max" is UINT64_MAX. */
-static int read_memory_high(Manager *m, const Scope *s, uint64_t *ret) {
-        char path[PATH_MAX * 2], buf[64];
-        ssize_t n;
-
-        if (!m->env.cgroup2_root[0])
-                return -ENOENT;
-        if ((size_t) snprintf(path, sizeof(path), "%s/%s/memory.high", m->env.cgroup2_root, s->cgroup) >=
-            sizeof(path))
-                return -ENAMETOOLONG;
-        n = read_small_file(AT_FDCWD, path, buf, sizeof(buf), 0);
-        if (n < 0)
-                return (int) n;
-        return single_u64_parse(buf, (size_t) n, ret);
 }
 
 int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_percent, usec_t grace_usec,

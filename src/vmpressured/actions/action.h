@@ -131,3 +131,11 @@ usec_t kill_pacer_next_usec(const KillPacer *p);
  * asynchronous: returns 0 once queued, the reply's error (if any) is logged.
  * Negative errno when it could not be queued. */
 int systemd_kill_unit(sd_bus *bus, const char *unit, SignalTarget target, int sig);
+
+/* Guard='s memory.high (action-memory-high.c). Without systemd: written
+ * into <cgroup2_root>/<cgroup>/memory.high, UINT64_MAX as "max". Under
+ * systemd: SetUnitProperties(unit, runtime, MemoryHigh=bytes), built here
+ * and sent by the caller (asynchronously when it arms a guard, with a
+ * timeout when it takes one back at exit). 0, or negative errno. */
+int cgroup_write_memory_high(const char *cgroup2_root, const char *cgroup, uint64_t bytes);
+int systemd_memory_high_message(sd_bus *bus, const char *unit, uint64_t bytes, sd_bus_message **ret);

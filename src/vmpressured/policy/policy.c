@@ -219,14 +219,22 @@ static int parse_description(PolicyParse *p, const char *key, const char *value,
         return 0;
 }
 
-static int parse_signal_interval(PolicyParse *p, const char *key, const char *value, unsigned line) {
+/* A duration (a bare number is seconds) of at most max into *ret; else the
+ * error says MUST and *ret stays. */
+static int parse_duration_key(PolicyParse *p, const char *key, const char *value, unsigned line, usec_t max,
+                              const char *must, usec_t *ret) {
         usec_t u;
 
-        if (parse_duration(value, USEC_PER_SEC, &u) < 0 || u > POLICY_SIGNAL_INTERVAL_MAX_USEC)
-                return invalid_value(p, key, value, line,
-                                     "must be a duration like 30s, 500ms or 5min, at most 24h; 0 for no limit");
-        p->policy->signal_interval_usec = u;
+        if (parse_duration(value, USEC_PER_SEC, &u) < 0 || u > max)
+                return invalid_value(p, key, value, line, must);
+        *ret = u;
         return 0;
+}
+
+static int parse_signal_interval(PolicyParse *p, const char *key, const char *value, unsigned line) {
+        return parse_duration_key(p, key, value, line, POLICY_SIGNAL_INTERVAL_MAX_USEC,
+                                  "must be a duration like 30s, 500ms or 5min, at most 24h; 0 for no limit",
+                                  &p->policy->signal_interval_usec);
 }
 
 /* Signal= is for notifications ("drop your caches"). SIGKILL and the
@@ -323,13 +331,9 @@ static int parse_guard(PolicyParse *p, const char *key, const char *value, unsig
 }
 
 static int parse_guard_sec(PolicyParse *p, const char *key, const char *value, unsigned line) {
-        usec_t u;
-
-        if (parse_duration(value, USEC_PER_SEC, &u) < 0 || u > POLICY_GUARD_SEC_MAX_USEC)
-                return invalid_value(p, key, value, line,
-                                     "must be a duration like 1s or 500ms, at most 1min; 0 to kill at once");
-        p->policy->guard_grace_usec = u;
-        return 0;
+        return parse_duration_key(p, key, value, line, POLICY_GUARD_SEC_MAX_USEC,
+                                  "must be a duration like 1s or 500ms, at most 1min; 0 to kill at once",
+                                  &p->policy->guard_grace_usec);
 }
 
 static const PolicyKey policy_keys[] = {

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 
+#include "action.h"
 #include "guard.h"
 #include "ini.h"
 #include "log.h"
-#include "systemd-names.h"
 
 /* What a call to systemd at exit may take: the daemon is stopping. */
 #define GUARD_RELEASE_TIMEOUT_USEC (2 * USEC_PER_SEC)
@@ -71,44 +71,14 @@ static Guard *guard_slot(GuardTable *t, const char *unit) {
         return NULL;
 }
 
-/* memory.high of the unit's cgroup2 directory, written directly (no systemd). */
-static int guard_write_high(const GuardTable *t, const Guard *e, uint64_t value) {
-        char path[PATH_MAX * 2], line[32];
-        int fd, n, r = 0;
+/* e's state, and the detail line status shows for it. */
+_printf_(3, 4) static void guard_set_state(Guard *e, GuardState state, const char *fmt, ...) {
+        va_list ap;
 
-        if (!t->env->cgroup2_root[0])
-                return -EOPNOTSUPP;
-        if ((size_t) snprintf(path, sizeof(path), "%s/%s/memory.high", t->env->cgroup2_root, e->cgroup) >=
-            sizeof(path))
-                return -ENAMETOOLONG;
-        n = value == UINT64_MAX ? snprintf(line, sizeof(line), "max")
-                                : snprintf(line, sizeof(line), "%" PRIu64, value);
-        fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        if (write(fd, line, (size_t) n) != n)
-                r = errno > 0 ? -errno : -EIO;
-        safe_close(fd);
-        return r;
-}
-
-static int guard_new_set_high(sd_bus *bus, const char *unit, uint64_t value, sd_bus_message **ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
-        int r;
-
-        r = sd_bus_message_new_method_call(bus, &msg, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                           "SetUnitProperties");
-        if (r < 0)
-                return r;
-        /* runtime: a drop-in under /run, never the administrator's files. */
-        r = sd_bus_message_append(msg, "sb", unit, 1);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(msg, "a(sv)", 1, "MemoryHigh", "t", value);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(msg);
-        return 0;
+        e->state = state;
+        va_start(ap, fmt);
+        (void) vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
+        va_end(ap);
 }
 
 typedef struct GuardRequest {
@@ -125,17 +95,14 @@ static int guard_on_set_high(sd_bus_message *reply, void *userdata, sd_bus_error
 
         if (e->unit[0] && e->generation == q->generation && e->state == GUARD_HIGH_PENDING) {
                 if (err) {
-                        e->state = GUARD_FAILED;
-                        (void) snprintf(e->detail, sizeof(e->detail), "SetUnitProperties(MemoryHigh=) failed: %s",
+                        guard_set_state(e, GUARD_FAILED, "SetUnitProperties(MemoryHigh=) failed: %s",
                                         err->message ?: err->name);
                         log_warning("%s: cannot set MemoryHigh= for its guard: %s; the kernel's OOM killer may "
                                     "act before the daemon.", e->unit, err->message ?: err->name);
                 } else {
-                        e->state = GUARD_HIGH;
                         e->ours = true;
                         e->g.high_bytes = e->g.mark_bytes;
-                        (void) snprintf(e->detail, sizeof(e->detail),
-                                        "MemoryHigh=%s set at runtime through systemd (MemoryMax=%s)",
+                        guard_set_state(e, GUARD_HIGH, "MemoryHigh=%s set at runtime through systemd (MemoryMax=%s)",
                                         format_size(a, sizeof(a), e->g.mark_bytes),
                                         format_size(b, sizeof(b), e->g.limit_bytes));
                         log_notice("%s: guard armed: MemoryHigh=%s set at runtime through systemd, %s below its "
@@ -156,37 +123,32 @@ static void guard_set_high(GuardTable *t, Guard *e, sd_bus *bus) {
         int r;
 
         if (!t->systemd) {
-                r = guard_write_high(t, e, e->g.mark_bytes);
+                r = cgroup_write_memory_high(t->env->cgroup2_root, e->cgroup, e->g.mark_bytes);
                 if (r < 0) {
-                        e->state = GUARD_FAILED;
-                        (void) snprintf(e->detail, sizeof(e->detail), "writing memory.high failed: %s",
-                                        strerror(-r));
+                        guard_set_state(e, GUARD_FAILED, "writing memory.high failed: %s", strerror(-r));
                         log_warning_errno(r, "%s: cannot write memory.high for its guard: %m", e->unit);
                         return;
                 }
-                e->state = GUARD_HIGH;
                 e->ours = true;
                 e->g.high_bytes = e->g.mark_bytes;
-                (void) snprintf(e->detail, sizeof(e->detail), "memory.high=%s written (limit %s)",
+                guard_set_state(e, GUARD_HIGH, "memory.high=%s written (limit %s)",
                                 format_size(a, sizeof(a), e->g.mark_bytes), format_size(b, sizeof(b), e->g.limit_bytes));
                 log_notice("%s: guard armed: memory.high=%s written, %s below its limit.", e->unit,
                            format_size(a, sizeof(a), e->g.mark_bytes), format_size(b, sizeof(b), e->g.guard_bytes));
                 return;
         }
         if (!bus) {
-                e->state = GUARD_HIGH_PENDING;
-                (void) snprintf(e->detail, sizeof(e->detail), "MemoryHigh= to be set once the bus is up");
+                guard_set_state(e, GUARD_HIGH_PENDING, "MemoryHigh= to be set once the bus is up");
                 return;
         }
         q = malloc(sizeof(*q));
         if (!q) {
-                e->state = GUARD_FAILED;
-                (void) snprintf(e->detail, sizeof(e->detail), "out of memory");
+                guard_set_state(e, GUARD_FAILED, "out of memory");
                 return;
         }
         *q = (GuardRequest) { .table = t, .index = (size_t) (e - t->entries), .generation = ++t->generation };
         e->generation = q->generation;
-        r = guard_new_set_high(bus, e->unit, e->g.mark_bytes, &msg);
+        r = systemd_memory_high_message(bus, e->unit, e->g.mark_bytes, &msg);
         if (r >= 0)
                 r = sd_bus_call_async(bus, &slot, msg, guard_on_set_high, q, 0);
         if (r >= 0) {
@@ -198,14 +160,12 @@ static void guard_set_high(GuardTable *t, Guard *e, sd_bus *bus) {
         }
         if (r < 0) {
                 free(q);
-                e->state = GUARD_FAILED;
-                (void) snprintf(e->detail, sizeof(e->detail), "SetUnitProperties(MemoryHigh=) not sent: %s",
+                guard_set_state(e, GUARD_FAILED, "SetUnitProperties(MemoryHigh=) not sent: %s",
                                 strerror(-r));
                 log_warning_errno(r, "%s: cannot ask systemd to set MemoryHigh= for its guard: %m", e->unit);
                 return;
         }
-        e->state = GUARD_HIGH_PENDING;
-        (void) snprintf(e->detail, sizeof(e->detail), "MemoryHigh=%s asked of systemd",
+        guard_set_state(e, GUARD_HIGH_PENDING, "MemoryHigh=%s asked of systemd",
                         format_size(a, sizeof(a), e->g.mark_bytes));
 }
 
@@ -220,11 +180,11 @@ static void guard_take_back(GuardTable *t, Guard *e, sd_bus *bus) {
                 return;
         e->ours = false;
         if (!t->systemd)
-                r = guard_write_high(t, e, UINT64_MAX);
+                r = cgroup_write_memory_high(t->env->cgroup2_root, e->cgroup, UINT64_MAX);
         else if (!bus)
                 r = -ENOTCONN;
         else {
-                r = guard_new_set_high(bus, e->unit, UINT64_MAX, &msg);
+                r = systemd_memory_high_message(bus, e->unit, UINT64_MAX, &msg);
                 if (r >= 0)
                         r = sd_bus_call(bus, msg, GUARD_RELEASE_TIMEOUT_USEC, &error, &reply);
         }
@@ -267,24 +227,21 @@ void guard_apply(GuardTable *t, Manager *m, Scope *s, const Policy *p, sd_bus *b
         (void) policy_guard_describe(p, want, sizeof(want));
         r = manager_guard(m, s, p->guard_bytes, p->guard_percent, p->guard_grace_usec, &e->g);
         if (r == -ENODATA) {
-                e->state = GUARD_NO_LIMIT;
-                (void) snprintf(e->detail, sizeof(e->detail), "Guard=%s, but the unit has no memory limit "
+                guard_set_state(e, GUARD_NO_LIMIT, "Guard=%s, but the unit has no memory limit "
                                 "(MemoryMax=)", want);
                 log_notice("%s: Guard=%s needs a memory limit (MemoryMax=); the unit has none, nothing guarded.",
                            unit, want);
                 return;
         }
         if (r < 0) {
-                e->state = GUARD_FAILED;
-                (void) snprintf(e->detail, sizeof(e->detail), "Guard=%s: %s", want,
+                guard_set_state(e, GUARD_FAILED, "Guard=%s: %s", want,
                                 r == -ERANGE ? "as large as the unit's limit or larger" : strerror(-r));
                 log_warning("%s: Guard=%s not armed: %s.", unit, want,
                             r == -ERANGE ? "it is as large as the unit's memory limit or larger" : strerror(-r));
                 return;
         }
         if (e->g.memcg_v1) {
-                e->state = e->g.mark_armed ? GUARD_THRESHOLD : GUARD_FLOOR_ONLY;
-                (void) snprintf(e->detail, sizeof(e->detail), "%s at %s of the limit %s",
+                guard_set_state(e, e->g.mark_armed ? GUARD_THRESHOLD : GUARD_FLOOR_ONLY, "%s at %s of the limit %s",
                                 e->g.mark_armed ? "usage threshold" : "headroom floor only, polled",
                                 format_size(a, sizeof(a), e->g.mark_bytes), format_size(b, sizeof(b), e->g.limit_bytes));
                 log_info("%s: guard armed: %s %s below its limit of %s (cgroup v1: nothing throttles the unit, "
@@ -297,17 +254,15 @@ void guard_apply(GuardTable *t, Manager *m, Scope *s, const Policy *p, sd_bus *b
                 /* Ours from before (a restart of the unit keeps systemd's
                  * runtime property; so does one of the daemon). */
                 if (e->state != GUARD_HIGH) {
-                        e->state = GUARD_HIGH;
                         e->ours = true;
-                        (void) snprintf(e->detail, sizeof(e->detail), "MemoryHigh=%s (limit %s)",
+                        guard_set_state(e, GUARD_HIGH, "MemoryHigh=%s (limit %s)",
                                         format_size(a, sizeof(a), e->g.mark_bytes),
                                         format_size(b, sizeof(b), e->g.limit_bytes));
                 }
                 return;
         }
         if (e->g.high_bytes != UINT64_MAX && !e->ours) {
-                e->state = GUARD_HIGH_KEPT;
-                (void) snprintf(e->detail, sizeof(e->detail), "the unit's own MemoryHigh=%s kept; headroom floor "
+                guard_set_state(e, GUARD_HIGH_KEPT, "the unit's own MemoryHigh=%s kept; headroom floor "
                                 "%s", format_size(a, sizeof(a), e->g.high_bytes),
                                 format_size(b, sizeof(b), e->g.guard_bytes));
                 log_notice("%s: the unit sets MemoryHigh=%s itself; kept (the guard is the headroom floor of %s).",
@@ -316,8 +271,7 @@ void guard_apply(GuardTable *t, Manager *m, Scope *s, const Policy *p, sd_bus *b
                 return;
         }
         if (dry_run) {
-                e->state = GUARD_DRY_RUN;
-                (void) snprintf(e->detail, sizeof(e->detail), "dry run: MemoryHigh=%s would be set",
+                guard_set_state(e, GUARD_DRY_RUN, "dry run: MemoryHigh=%s would be set",
                                 format_size(a, sizeof(a), e->g.mark_bytes));
                 log_info("%s: dry run: MemoryHigh=%s would be set for its guard.", unit,
                          format_size(a, sizeof(a), e->g.mark_bytes));

@@ -119,3 +119,16 @@ int headroom_read(const SourceEnv *env, const char *cgroup, char *buf, size_t bu
                 return headroom_memcg(dir, &memcg_v1_files, buf, buf_size, ret_available_bytes, ret_total_bytes);
         return headroom_memcg(dir, &cgroup2_files, buf, buf_size, ret_available_bytes, ret_total_bytes);
 }
+
+int memory_high_read(const SourceEnv *env, const char *cgroup, char *buf, size_t buf_size, uint64_t *ret) {
+        char dir[PATH_MAX];
+
+        if (!env || !cgroup || !buf || buf_size == 0 || !ret)
+                return -EINVAL;
+        if (!env->cgroup2_root[0])
+                return -ENOENT;
+        if ((size_t) snprintf(dir, sizeof(dir), "%s/%s", env->cgroup2_root, cgroup + strspn(cgroup, "/")) >=
+            sizeof(dir))
+                return -ENAMETOOLONG;
+        return read_u64_file(dir, "memory.high", NULL, buf, buf_size, ret);
+}

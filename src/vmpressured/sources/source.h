@@ -106,3 +106,6 @@ bool memcg_pressure_level_unreadable(const SourceEnv *env);
  * -ENODATA when the cgroup has no limit. Reads into a caller's buffer: no allocation. */
 int headroom_read(const SourceEnv *env, const char *cgroup, char *buf, size_t buf_size,
                   uint64_t *ret_available_bytes, uint64_t *ret_total_bytes);
+/* A cgroup2 directory's memory.high ("max": UINT64_MAX), for Guard=: read
+ * into the caller's buffer. -ENOENT without a cgroup2 hierarchy or file. */
+int memory_high_read(const SourceEnv *env, const char *cgroup, char *buf, size_t buf_size, uint64_t *ret);
