@@ -497,20 +497,18 @@ static const char *cgroup_scope_name(const char *cgroup) {
         return slash && slash[1] ? slash + 1 : cgroup;
 }
 
-static bool cgroup_exists(Manager *m, const char *cgroup) {
+/* root/cgroup is a directory there; false for a hierarchy not mounted (""). */
+static bool cgroup_in(const char *root, const char *cgroup) {
         char path[PATH_MAX * 2];
 
-        if (m->env.memcg_v1_root[0]) {
-                (void) snprintf(path, sizeof(path), "%s/%s", m->env.memcg_v1_root, cgroup);
-                if (access(path, F_OK) == 0)
-                        return true;
-        }
-        if (m->env.cgroup2_root[0]) {
-                (void) snprintf(path, sizeof(path), "%s/%s", m->env.cgroup2_root, cgroup);
-                if (access(path, F_OK) == 0)
-                        return true;
-        }
-        return false;
+        if (!root[0])
+                return false;
+        (void) snprintf(path, sizeof(path), "%s/%s", root, cgroup);
+        return access(path, F_OK) == 0;
+}
+
+static bool cgroup_exists(Manager *m, const char *cgroup) {
+        return cgroup_in(m->env.memcg_v1_root, cgroup) || cgroup_in(m->env.cgroup2_root, cgroup);
 }
 
 /* The scope's engine: the configuration's levels, with a floor of at least
@@ -534,15 +532,8 @@ static void scope_started(Manager *m, Scope *s) {
 #define REWATCH_PARTIAL_USEC (500 * USEC_PER_MSEC)
 
 static bool cgroup_partial(Manager *m, const char *cgroup) {
-        char path[PATH_MAX * 2];
-
-        if (!m->env.memcg_v1_root[0] || !m->env.cgroup2_root[0] || m->config.source >= 0)
-                return false;
-        (void) snprintf(path, sizeof(path), "%s/%s", m->env.memcg_v1_root, cgroup);
-        if (access(path, F_OK) == 0)
-                return false;
-        (void) snprintf(path, sizeof(path), "%s/%s", m->env.cgroup2_root, cgroup);
-        return access(path, F_OK) == 0;
+        return m->env.memcg_v1_root[0] && m->config.source < 0 && !cgroup_in(m->env.memcg_v1_root, cgroup) &&
+               cgroup_in(m->env.cgroup2_root, cgroup);
 }
 
 static int scope_restart(Manager *m, Scope *s) {
