@@ -3,7 +3,9 @@
  * (the vmstat source watches a directory with a memory.stat and a
  * cgroup.procs): a cgroup that does not exist takes no slot and is watched
  * once it appears; reaching the bound is an error, reported, and the
- * refused cgroup is watched as soon as a slot is free. The listeners of an
+ * refused cgroup is watched as soon as a slot is free. On a hybrid layout
+ * a cgroup in cgroup2 alone waits for its v1 memory directory (up to
+ * 500 ms), whether it is asked for or comes back. The listeners of an
  * announcement run by phase (the responder's actions before the bus's
  * signals), whatever the order they were registered in, and the actions
  * hook runs after the dispatch that recorded actions. */
@@ -345,6 +347,102 @@ static void test_headroom_armed_by_source(void) {
         remove_cgroup("h");
 }
 
+static bool p_watched(Manager *m) {
+        return watched(m, "hybrid/p");
+}
+
+static bool q_watched(Manager *m) {
+        return watched(m, "hybrid/q");
+}
+
+static void make_dir(const char *rel) {
+        char path[PATH_MAX];
+
+        (void) snprintf(path, sizeof(path), "%s/%s", root, rel);
+        CHECK(mkdir(path, 0755) == 0);
+}
+
+static void remove_dir(const char *rel) {
+        char path[PATH_MAX];
+
+        (void) snprintf(path, sizeof(path), "%s/%s", root, rel);
+        CHECK(rmdir(path) == 0);
+}
+
+/* A hybrid layout (a v1 memory hierarchy beside cgroup2), the source not
+ * forced: systemd makes a unit's directories one hierarchy after the other,
+ * and a cgroup seen in cgroup2 alone is not watched yet, so that it is not
+ * settled with a lesser source a moment before its v1 memcg appears. It is
+ * watched once its v1 directory is made (the mkdir wakes the pass), or,
+ * when none comes, after REWATCH_PARTIAL_USEC (500 ms) with what there is.
+ * Here the v1 directories hold no memcg files, so both end with the vmstat
+ * source on the cgroup2 files; what is checked is when. */
+static void test_partial_cgroup_waits(void) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        const Unwatched *u;
+        usec_t seen;
+        Config c;
+        Scope *s;
+
+        config_init(&c);
+        CHECK(c.source < 0);            /* the shipped default: the best source there is */
+        c.params.poll.idle_usec = 20 * USEC_PER_MSEC;
+        c.params.poll.busy_usec = 20 * USEC_PER_MSEC;
+        CHECK_EQ_INT(manager_new(&c, false, &m), 0);
+        if (!m)
+                return;
+        make_dir("v1");
+        make_dir("hybrid");             /* the cgroup2 root: root/hybrid/<cg> is root/<cg> */
+        make_dir("v1/hybrid");
+        (void) snprintf(m->env.cgroup2_root, sizeof(m->env.cgroup2_root), "%s", root);
+        (void) snprintf(m->env.memcg_v1_root, sizeof(m->env.memcg_v1_root), "%s/v1", root);
+        CHECK_EQ_INT(manager_start(m), 0);
+
+        /* In both hierarchies from the start: watched at once. */
+        make_cgroup("hybrid/both");
+        make_dir("v1/hybrid/both");
+        CHECK_EQ_INT(manager_watch(m, "hybrid/both", &s), 1);
+        CHECK(s != NULL);
+
+        /* p in cgroup2 alone: asked for, not watched while its v1 directory
+         * may still come (200 ms of the loop, well inside the wait). */
+        make_cgroup("hybrid/p");
+        seen = source_now_usec();
+        CHECK_EQ_INT(manager_watch(m, "hybrid/p", &s), 1);
+        CHECK(s == NULL);
+        u = find_unwatched(m, "hybrid/p");
+        CHECK(u && u->reason == UNWATCHED_ABSENT && u->partial_since_usec >= seen);
+        while (source_now_usec() < seen + 200 * USEC_PER_MSEC)
+                (void) sd_event_run(m->event, 20 * USEC_PER_MSEC);
+        CHECK(!p_watched(m));
+        /* Its v1 directory appears: watched now, not 500 ms after p was seen. */
+        make_dir("v1/hybrid/p");
+        CHECK(run_until(m, p_watched, 2 * USEC_PER_SEC));
+        CHECK(find_unwatched(m, "hybrid/p") == NULL);
+
+        /* q never gets a v1 directory: not watched within the wait, watched
+         * after it with the source there is. */
+        make_cgroup("hybrid/q");
+        seen = source_now_usec();
+        CHECK_EQ_INT(manager_watch(m, "hybrid/q", &s), 1);
+        CHECK(s == NULL);
+        CHECK(!run_until(m, q_watched, 300 * USEC_PER_MSEC));
+        CHECK(run_until(m, q_watched, 5 * USEC_PER_SEC));
+        CHECK(source_now_usec() >= seen + 500 * USEC_PER_MSEC);
+        s = manager_find_scope(m, "q");         /* by its name, the last component */
+        CHECK(s && s->source_type == SOURCE_VMSTAT);
+
+        m = manager_free(m);
+        remove_cgroup("hybrid/both");
+        remove_cgroup("hybrid/p");
+        remove_cgroup("hybrid/q");
+        remove_dir("v1/hybrid/both");
+        remove_dir("v1/hybrid/p");
+        remove_dir("v1/hybrid");
+        remove_dir("v1");
+        remove_dir("hybrid");
+}
+
 int main(void) {
         if (!mkdtemp(root)) {
                 perror("mkdtemp");
@@ -353,6 +451,7 @@ int main(void) {
         test_scope_table();
         test_listener_phases();
         test_headroom_armed_by_source();
+        test_partial_cgroup_waits();
         (void) rmdir(root);
         return test_exit("test-manager");
 }

@@ -1155,6 +1155,19 @@ int manager_watch(Manager *m, const char *cgroup, Scope **ret) {
                 manager_arm_rewatch(m);
                 return 1;
         }
+        if (cgroup_partial(m, cgroup)) {
+                /* As in a rewatch pass: a unit just started on a hybrid
+                 * layout may have its cgroup2 directory before its v1 one. */
+                r = unwatched_add(m, cgroup, UNWATCHED_ABSENT);
+                if (r < 0)
+                        return r;
+                u = unwatched_find(m, cgroup);
+                if (u >= 0)
+                        m->unwatched[u].partial_since_usec = source_now_usec();
+                log_debug("%s: the cgroup %s has no v1 memory directory yet; waiting for it.", name, cgroup);
+                manager_arm_rewatch(m);
+                return 1;
+        }
         if (m->n_scopes >= m->scopes_max) {
                 table_full_warning(m, cgroup);
                 r = unwatched_add(m, cgroup, UNWATCHED_TABLE_FULL);
