@@ -3,6 +3,16 @@
 #include <stdarg.h>
 
 #include "diag.h"
+#include "memory.h"
+
+Diagnostics *diag_new(void) {
+        return memory_table_new(sizeof(Diagnostics));
+}
+
+Diagnostics *diag_free(Diagnostics *d) {
+        memory_table_free(d, sizeof(Diagnostics));
+        return NULL;
+}
 
 void diag_clear(Diagnostics *d) {
         d->n = 0;

@@ -16,6 +16,15 @@ typedef struct Diagnostics {
         char msg[DIAG_MAX][DIAG_LEN];
 } Diagnostics;
 
+/* 16 KiB, in a mapping of its own (memory_table_new()): a parse runs at
+ * start-up and at reload, and from the heap the block, mostly unwritten,
+ * would be left free and never resident, for the first OOM to fault in
+ * when an allocation lands there (test-oom-path-tight.py). NULL when out
+ * of memory. */
+Diagnostics *diag_new(void);
+Diagnostics *diag_free(Diagnostics *d);         /* NULL */
+DEFINE_TRIVIAL_CLEANUP_FUNC(Diagnostics *, diag_free);
+
 void diag_clear(Diagnostics *d);
 /* Adds "file:line: message" (line 0: "file: message"). */
 void diag_add(Diagnostics *d, const char *file, unsigned line, const char *fmt, ...) _printf_(4, 5);

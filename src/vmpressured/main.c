@@ -194,7 +194,7 @@ static int load_config(const Args *a, Config *c) {
                 return r;
         }
 
-        diag = calloc(1, sizeof(Diagnostics));
+        diag = diag_new();
         if (!diag)
                 return -ENOMEM;
         c->mem_total_bytes = memory_total_bytes();     /* bounds HeadroomFloor= sizes */
@@ -203,7 +203,7 @@ static int load_config(const Args *a, Config *c) {
                 fprintf(stderr, "%s\n", diag->msg[i]);
         if (diag->n_dropped > 0)
                 fprintf(stderr, "%s: … and %zu more errors.\n", a->config_path, diag->n_dropped);
-        free(diag);
+        (void) diag_free(diag);
         return r;
 }
 
@@ -331,13 +331,15 @@ static void lock_memory(void) {
                 log_warning_errno(errno, "Cannot lock memory (mlockall), continuing unlocked: %m");
 }
 
-/* A kill that is not one, as earlyoom does at start-up: the victim read,
+/* The headroom reads of an OOM, then a kill that is not one, as earlyoom
+ * does at start-up: the victim read,
  * the kill's checks, journal record and Killed signal, so that the pages
  * they need are resident and locked before the first OOM. */
-static void rehearse_oom_path(Responder *responder, Bus *bus) {
+static void rehearse_oom_path(Manager *m, Responder *responder, Bus *bus) {
         Candidate c;
         int r;
 
+        manager_rehearse(m);
         r = responder_rehearse(responder, &c);
         if (r < 0) {
                 log_warning_errno(r, "Cannot rehearse the OOM path, continuing: %m");
@@ -419,7 +421,7 @@ int main(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         /* After all start-up code (CAP_IPC_LOCK is kept for this). */
         lock_memory();
-        rehearse_oom_path(responder, bus);
+        rehearse_oom_path(m, responder, bus);
 
         r = manager_run(m);
         /* The MemoryHigh= that guards set, taken back while the bus is there. */

@@ -42,9 +42,6 @@ struct Scope {
         uint64_t guard_mark_bytes;
         usec_t guard_grace_usec;        /* GuardSec=: cgroup v2, MEDIUM this long before the OOM */
         usec_t guard_entered_usec;      /* when the headroom fell into the band; 0: not in it */
-        /* Reads of /proc/meminfo or memory.* for headroom land here: nothing is
-         * allocated between the kernel's notification and the announcement. */
-        char buf[8192];
 };
 
 struct Manager {
@@ -57,6 +54,14 @@ struct Manager {
         Unwatched *unwatched;
         size_t n_unwatched, n_unwatched_allocated;
         bool print_events;
+        /* Every read of /proc/meminfo or memory.* for headroom lands here
+         * (one loop, one reader at a time): nothing is allocated between the
+         * kernel's notification and the announcement, and the buffer is
+         * written at manager_new(), so it is resident and, after
+         * mlockall(), locked before the first OOM. A buffer per scope, left
+         * as calloc() gave it, was the kernel's zero page until a unit's
+         * first OOM wrote it (test-oom-path-tight.py saw the fault). */
+        char read_buf[8192];
         struct {
                 manager_level_handler_t handler;
                 void *userdata;

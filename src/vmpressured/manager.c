@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
+#include "memory.h"
 #include "manager-internal.h"
 #include "proc-parse.h"
 #include "read-file.h"
@@ -163,7 +164,7 @@ static void scope_set_busy(Scope *s, bool busy) {
 /* An OOM from reclaim inefficiency or a stall (the kernel's level, the
  * seed's index >= OOM=, PSI "full") is the seed's "about to OOM", but a
  * thrashing working set says it too while memory is still there: read the
- * headroom now (into s->buf: nothing allocated), add it to the engine's
+ * headroom now (into m->read_buf: nothing allocated), add it to the engine's
  * trend and say whether memory is left: above the floor and not falling
  * towards it within KillHorizonSec= (a thrash's headroom stays put, a hog's
  * falls; level_engine_headroom_running_out()). A unit without a limit has
@@ -179,10 +180,10 @@ static bool scope_memory_left(Manager *m, Scope *s, const LevelEvent *ev) {
                 return false;
         bool own = s->headroom && s->cgroup[0];
 
-        r = headroom_read(&m->env, s->headroom ? s->cgroup : NULL, s->buf, sizeof(s->buf), &available, &total);
+        r = headroom_read(&m->env, s->headroom ? s->cgroup : NULL, m->read_buf, sizeof(m->read_buf), &available, &total);
         if (r == -ENODATA && s->cgroup[0]) {
                 own = false;
-                r = headroom_read(&m->env, NULL, s->buf, sizeof(s->buf), &available, &total);
+                r = headroom_read(&m->env, NULL, m->read_buf, sizeof(m->read_buf), &available, &total);
         }
         if (r < 0)
                 return false;
@@ -315,7 +316,7 @@ static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
         usec_t now;
         int r;
 
-        r = headroom_read(&m->env, s->cgroup, s->buf, sizeof(s->buf),
+        r = headroom_read(&m->env, s->cgroup, m->read_buf, sizeof(m->read_buf),
                           &sample.available_bytes, &sample.total_bytes);
         if (r == -ENODATA || r == -ENOENT) {
                 log_debug("%s: no memory limit to measure headroom against, not polling.", s->name);
@@ -415,6 +416,9 @@ static int scope_new(Manager *m, const char *name, const char *cgroup, Scope **r
         s = calloc(1, sizeof(Scope));
         if (!s)
                 return -ENOMEM;
+        /* Its fields are first written at the scope's first event, maybe an
+         * OOM: every page of it resident now (memory.h). */
+        memory_prefault(s, sizeof(*s));
         s->manager = m;
         s->source_type = _SOURCE_TYPE_INVALID;
         s->headroom = true;
@@ -824,6 +828,7 @@ int manager_new(const Config *config, bool print_events, Manager **ret) {
         m->config = *config;
         m->print_events = print_events;
         m->scopes_max = MANAGER_SCOPES_MAX;
+        memory_prefault(m, sizeof(*m));        /* read_buf among it */
 
         r = sd_event_default(&m->event);
         if (r < 0)
@@ -1058,7 +1063,7 @@ int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_per
                         *ret = g;
                 return 0;
         }
-        r = headroom_read(&m->env, s->cgroup, s->buf, sizeof(s->buf), &available, &limit);
+        r = headroom_read(&m->env, s->cgroup, m->read_buf, sizeof(m->read_buf), &available, &limit);
         if (r < 0)
                 return r;
         guard = guard_percent > 0 ? limit / 100 * guard_percent + limit % 100 * guard_percent / 100 : guard_bytes;
@@ -1104,12 +1109,12 @@ void manager_set_reload_hook(Manager *m, manager_reload_hook_t hook, void *userd
 }
 
 int manager_reload_hooks(Manager *m, Diagnostics *diag) {
-        _cleanup_(freep) Diagnostics *own = NULL;
+        _cleanup_(diag_freep) Diagnostics *own = NULL;
 
         if (!m->reload_hook)
                 return 0;
         if (!diag) {
-                own = calloc(1, sizeof(Diagnostics));
+                own = diag_new();
                 if (!own)
                         return log_oom();
                 diag = own;
@@ -1191,6 +1196,23 @@ int manager_watch(Manager *m, const char *cgroup, Scope **ret) {
         if (ret)
                 *ret = s;
         return 1;
+}
+
+/* The headroom reads of an OOM (scope_memory_left()), before the first one:
+ * each watched scope's files, and a cgroup's parsers on sample text for
+ * units that start after the daemon. Their code is then resident and
+ * locked; test-oom-path-tight.py saw single_u64_parse()'s page of the
+ * binary faulted in between a unit's first OOM and the kill. Nothing is
+ * fed to the engines. */
+void manager_rehearse(Manager *m) {
+        static const char limit[] = "134217728\n", stat[] = "anon 0\ninactive_file 4096\n";
+        uint64_t available, total;
+
+        for (size_t i = 0; i < m->n_scopes; i++)
+                (void) headroom_read(&m->env, m->scopes[i]->cgroup, m->read_buf, sizeof(m->read_buf), &available,
+                                     &total);
+        (void) single_u64_parse(limit, sizeof(limit) - 1, &total);
+        (void) keyed_u64_parse(stat, sizeof(stat) - 1, "inactive_file", &available);
 }
 
 /* ---- accessors ---------------------------------------------------------------- */

@@ -148,6 +148,9 @@ Scope *manager_find_scope(Manager *m, const char *name);
  * remembered the same way. -E2BIG when scopes_max scopes are watched:
  * logged at warning, listed as TABLE_FULL (UnwatchedCgroups, vmpressurectl
  * status) and watched as soon as a scope is free. -ENOMEM. */
+/* Start-up, after mlockall(): the reads an OOM makes, once, so that their
+ * code and buffers are resident before it. */
+void manager_rehearse(Manager *m);
 int manager_watch(Manager *m, const char *cgroup, Scope **ret);
 /* How many wanted cgroups are unwatched for that reason. */
 size_t manager_count_unwatched(const Manager *m, UnwatchedReason reason);

@@ -141,6 +141,13 @@ int memory_drop_code_pages(void) {
         }
 }
 
+void memory_prefault(void *p, size_t bytes) {
+        for (size_t i = 0; i < bytes; i += 4096)
+                ((volatile char *) p)[i] = 0;
+        if (bytes > 0)
+                ((volatile char *) p)[bytes - 1] = 0;
+}
+
 void *memory_table_new(size_t bytes) {
         void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 

@@ -58,6 +58,12 @@ int memory_reserve_refill(void);
  * were dropped, or negative errno. */
 int memory_drop_code_pages(void);
 
+/* Writes a zero into every page of [p, p + bytes), which must hold zeros
+ * (calloc()ed): a zeroed page fresh from the kernel is its shared zero page
+ * until written, and the write that faults it in would otherwise come on
+ * the OOM path. After mlockall(MCL_ONFAULT) the page stays locked. */
+void memory_prefault(void *p, size_t bytes);
+
 /* A zeroed table of its own mmap(), never in the heap: its pages are
  * faulted in (and, after mlockall(MCL_ONFAULT), locked) only where it is
  * used. From the heap, calloc() clears, so touches, every page: the

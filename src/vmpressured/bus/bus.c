@@ -451,7 +451,7 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 (void) sd_bus_emit_properties_changed(b->bus, VMP_BUS_PATH, VMP_BUS_INTERFACE, "DryRun", NULL);
 
         if (b->responder) {
-                _cleanup_(freep) Diagnostics *diag = calloc(1, sizeof(Diagnostics));
+                _cleanup_(diag_freep) Diagnostics *diag = diag_new();
                 char text[2048];
                 size_t n = 0;
 

@@ -5,6 +5,7 @@
 #include <sys/sysmacros.h>
 
 #include "log.h"
+#include "memory.h"
 #include "policy-load.h"
 #include "read-file.h"
 
@@ -244,25 +245,28 @@ finish:
         return r < 0 ? r : total;
 }
 
+/* The buffer a policy file is read into: 64 KiB, of which a policy fills a
+ * few hundred bytes. In a mapping of its own: from the heap it would be
+ * left as a free block nobody wrote, never resident, for the first OOM to
+ * fault in when an allocation lands there (test-oom-path-tight.py). */
 int policy_set_load_dirs(PolicySet *s, const char *const *dirs, size_t n_dirs, Diagnostics *diag) {
-        _cleanup_(freep) char *buf = NULL;
-        int total = 0;
+        char *buf;
+        int total = 0, r = 0;
 
-        buf = malloc(POLICY_FILE_MAX + 1);
+        buf = memory_table_new(POLICY_FILE_MAX + 1);
         if (!buf)
                 return -ENOMEM;
         for (size_t i = 0; i < n_dirs; i++) {
-                int r;
-
                 if (!dirs[i])
                         continue;
                 r = load_dir(s, dirs[i], buf, diag);
                 if (r < 0)
-                        return r;
+                        break;
                 if (total <= INT_MAX - r)
                         total += r;
         }
-        return total;
+        memory_table_free(buf, POLICY_FILE_MAX + 1);
+        return r < 0 ? r : total;
 }
 
 int policy_set_load(const char *const *dirs, size_t n_dirs, PolicySet **ret, Diagnostics *diag) {

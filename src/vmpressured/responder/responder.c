@@ -10,7 +10,9 @@
 #include "log.h"
 #include "memory.h"
 #include "policy-load.h"
+#include "proc-pid.h"
 #include "proc-scan.h"
+#include "read-file.h"
 #include "responder-plan.h"
 #include "responder.h"
 #include "unit-name.h"
@@ -551,11 +553,11 @@ static int on_reload(Manager *m, Diagnostics *diag, void *userdata) {
 
 int responder_new(Manager *m, const char *const *dirs, size_t n_dirs, Responder **ret) {
         _cleanup_(responder_freep) Responder *r = NULL;
-        _cleanup_(freep) Diagnostics *diag = NULL;
+        _cleanup_(diag_freep) Diagnostics *diag = NULL;
         int k;
 
         r = memory_table_new(sizeof(Responder));        /* 550 KiB, mostly untouched */
-        diag = calloc(1, sizeof(Diagnostics));
+        diag = diag_new();
         if (!r || !diag)
                 return -ENOMEM;
         r->manager = m;
@@ -623,14 +625,6 @@ Responder *responder_free(Responder *r) {
         return NULL;
 }
 
-static void prefault(void *p, size_t bytes) {
-        /* The tables are calloc()ed (zero): zero stores fault them in as they are. */
-        for (size_t i = 0; i < bytes; i += 4096)
-                ((volatile char *) p)[i] = 0;
-        if (bytes > 0)
-                ((volatile char *) p)[bytes - 1] = 0;
-}
-
 /* The preallocated tables are sized for the worst case (512 units, a batch
  * of 1,024 processes: about 550 KiB) and mostly never touched, so with
  * mlockall(MCL_ONFAULT) they cost nothing until a pass touches them, and a
@@ -656,25 +650,72 @@ static void responder_prefault_tables(Responder *r) {
         /* What one getdents64() of system.slice fills: 8 KiB hold some 200
          * units' entries (about 40 bytes each); the rest is faulted in only
          * on a machine with more. */
-        prefault(r->dirent_buf, MIN(sizeof(r->dirent_buf), (size_t) 8192));
-        prefault(r->unit_names, n * sizeof(r->unit_names[0]));
-        prefault(r->units, n * sizeof(r->units[0]));
-        prefault(r->plan.actions, MIN(n * (_LEVEL_MAX - 1) + 1, (size_t) PLAN_ACTIONS_MAX) * sizeof(PlanAction));
-        prefault(r->plan.kill_units, n * sizeof(size_t));
+        memory_prefault(r->dirent_buf, MIN(sizeof(r->dirent_buf), (size_t) 8192));
+        memory_prefault(r->unit_names, n * sizeof(r->unit_names[0]));
+        memory_prefault(r->units, n * sizeof(r->units[0]));
+        memory_prefault(r->plan.actions, MIN(n * (_LEVEL_MAX - 1) + 1, (size_t) PLAN_ACTIONS_MAX) * sizeof(PlanAction));
+        memory_prefault(r->plan.kill_units, n * sizeof(size_t));
         /* The counts after the tables: n_kill_units is 4 KiB past
          * kill_units[0], on a page of its own that plan_build() first wrote
          * at the first OOM (tests/integration/test-oom-path-tight.py saw it
          * faulted in). */
-        prefault(&r->plan.n_actions, sizeof(r->plan.n_actions));
-        prefault(&r->plan.n_kill_units, sizeof(r->plan.n_kill_units));
+        memory_prefault(&r->plan.n_actions, sizeof(r->plan.n_actions));
+        memory_prefault(&r->plan.n_kill_units, sizeof(r->plan.n_kill_units));
         if (batch) {
-                prefault(r->batch, sizeof(r->batch));
-                prefault(r->picked, sizeof(r->picked));
+                memory_prefault(r->batch, sizeof(r->batch));
+                memory_prefault(r->picked, sizeof(r->picked));
         }
         if (main_procs) {
-                prefault(r->ctx->procs, sizeof(r->ctx->procs));
-                prefault(r->ctx->scratch, sizeof(r->ctx->scratch));
+                memory_prefault(r->ctx->procs, sizeof(r->ctx->procs));
+                memory_prefault(r->ctx->scratch, sizeof(r->ctx->scratch));
         }
+}
+
+/* Which scope covers which unit, as plan_build() asks at every event: the
+ * cgroup path helpers, and through them libc's strspn() and neighbours,
+ * whose text sits on pages nothing else at start-up runs (after
+ * memory_drop_code_pages(), test-oom-path-tight.py saw them faulted in at
+ * the first OOM, between the event and the kill). */
+static void responder_rehearse_plan_paths(void) {
+        static const Policy unit_policy = {
+                .unit = "vmpressured.service",
+                .state = POLICY_LOADED,
+                .scope = POLICY_SCOPE_UNIT,
+        };
+        const PlanUnit named = { .name = unit_policy.unit, .policy = &unit_policy };
+        const PlanUnit placed = { .name = unit_policy.unit, .cgroup = "/system.slice/vmpressured.service/",
+                                  .policy = &unit_policy };
+        const PlanScope scope = { .cgroup = "system.slice/vmpressured.service" };
+
+        (void) plan_scope_covers(&scope, &named);
+        (void) plan_scope_covers(&scope, &placed);
+}
+
+static bool rehearse_want(const Candidate *partial, void *userdata) {
+        return false;
+}
+
+static int rehearse_offer(Candidate *c, void *userdata) {
+        return 0;
+}
+
+/* The victim scan's walk (getdents64() of libc, cgroup.procs, each
+ * process's stat) over the daemon's own cgroup, where it finds itself
+ * alone and takes nothing: the walk's code was otherwise first run at an
+ * OOM (test-oom-path-tight.py saw libc's getdents64() page faulted in
+ * between the event and the kill). */
+static void responder_rehearse_scan(Responder *r) {
+        char text[4096], rel[PATH_MAX], dir[PATH_MAX * 2], path[PATH_MAX];
+        const SourceEnv *env = manager_env(r->manager);
+        ssize_t n;
+
+        (void) snprintf(path, sizeof(path), "%s/self/cgroup", r->ctx->proc_root);
+        n = read_small_file(AT_FDCWD, path, text, sizeof(text), READ_FILE_NUL);
+        if (n < 0 || proc_cgroup_parse(text, (size_t) n, env->cgroup2_root[0] ? "" : "memory", rel, sizeof(rel)) < 0)
+                return;
+        (void) snprintf(dir, sizeof(dir), "%s/%s", r->cgroup_root, rel + strspn(rel, "/"));
+        (void) proc_scan_cgroup_foreach_filtered(r->ctx->proc_root, dir, r->ctx->page_size, rehearse_want,
+                                                 rehearse_offer, NULL);
 }
 
 int responder_rehearse(Responder *r, Candidate *ret) {
@@ -704,6 +745,8 @@ int responder_rehearse(Responder *r, Candidate *ret) {
                                  });
         if (k < 0)
                 return k;
+        responder_rehearse_plan_paths();
+        responder_rehearse_scan(r);
         if (ret)
                 *ret = c;
         return 0;

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "memory.h"
 #include "source.h"
 
 static const char *const source_type_table[_SOURCE_TYPE_MAX] = {
@@ -210,6 +211,7 @@ int source_new(SourceType type,
         s = calloc(1, ops->size);
         if (!s)
                 return -ENOMEM;
+        memory_prefault(s, ops->size);  /* its buffers are first written at an event (memory.h) */
         *s = (Source) {
                 .ops = ops,
                 .event = event,
