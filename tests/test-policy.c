@@ -17,6 +17,7 @@ typedef struct BadCase {
 } BadCase;
 
 #define F "foo.service.policy"
+#define STALL_MUST "must be a whole percentage from 1% to 100% (like 60%)"
 #define GUARD_MUST "must be a size of at least 1M (like 32M) or a whole percentage of the unit's memory limit " \
         "from 1% to 50% (like 10%)"
 #define SI_MUST "must be a duration like 30s, 500ms or 5min, at most 24h; 0 for no limit"
@@ -98,6 +99,21 @@ static const BadCase bad_cases[] = {
         { "GuardSec= too long", F, "[Policy]\nScope=unit\n[OOM]\nKill=yes\nGuard=8M\nGuardSec=2min\n",
           { F ":6: Invalid value '2min' for GuardSec=: must be a duration like 1s or 500ms, at most 1min; 0 to "
               "kill at once" } },
+        { "StallLimit= outside [OOM]", F, "[Medium]\nStallLimit=60%\n",
+          { F ":2: StallLimit= is only allowed in [OOM], ignoring" } },
+        { "StallLimit= without Kill=yes", F, "[OOM]\nSignal=USR1\nStallLimit=60%\n",
+          { F ":3: StallLimit= needs Kill=yes in [OOM] (it kills a thrashing unit), ignoring it" } },
+        { "StallLimit= without %", F, "[OOM]\nKill=yes\nStallLimit=60\n",
+          { F ":3: Invalid value '60' for StallLimit=: " STALL_MUST } },
+        { "StallLimit= 0%", F, "[OOM]\nKill=yes\nStallLimit=0%\n",
+          { F ":3: Invalid value '0%' for StallLimit=: " STALL_MUST } },
+        { "StallLimit= over 100%", F, "[OOM]\nKill=yes\nStallLimit=101%\n",
+          { F ":3: Invalid value '101%' for StallLimit=: " STALL_MUST } },
+        { "StallSec= not an average the kernel keeps", F, "[OOM]\nKill=yes\nStallLimit=60%\nStallSec=30s\n",
+          { F ":4: Invalid value '30s' for StallSec=: must be 10s, 1min or 5min (the averages the kernel keeps "
+              "of a stall)" } },
+        { "StallSec= without StallLimit=", F, "[OOM]\nKill=yes\nStallSec=1min\n",
+          { F ":3: StallSec= needs StallLimit=, ignoring it" } },
         { "line without '='", F, "[Low]\nSignal SIGUSR1\n",
           { F ":2: Missing '=' in line 'Signal SIGUSR1', ignoring" } },
         { "several problems, each on its line", F,

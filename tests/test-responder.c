@@ -68,6 +68,8 @@ static const char *describe(const PlanUnit *units, char *buf, size_t size) {
                         break;
                 case PLAN_KILL_SCAN:
                         len += snprintf(buf + len, size - len, "%skill-scan", sep);
+                        if (a->for_stall && len < size)
+                                len += snprintf(buf + len, size - len, " stall=%u", a->stall_permyriad);
                         for (size_t j = 0; j < plan.n_kill_units && len < size; j++)
                                 len += snprintf(buf + len, size - len, " %s", units[plan.kill_units[j]].name);
                         if (plan.n_kill_units == 0 && len < size)
@@ -228,6 +230,44 @@ static void test_memory_left(void) {
         ev.memory_left = true;
         CHECK_PLAN(u, 1, system_scope, ev, "kill-held memory-left next=0");
         CHECK_PLAN(u, 1, system_scope, event(LEVEL_OOM, LEVEL_OOM, true, 12 * SEC), "kill-scan db.service");
+}
+
+/* StallLimit=: a thrash (memory left) kills the units whose limit the
+ * stall reached, over their own StallSec= average, and only them; no PSI
+ * read, or below the limit: held as before. */
+static void test_stall_limit(void) {
+        Policy web = policy("web.service", "[OOM]\nKill=yes\nStallLimit=40%\n");
+        Policy db = policy("db.service", "[OOM]\nKill=yes\nStallLimit=20%\nStallSec=1min\n");
+        Policy plain = policy("plain.service", "[OOM]\nKill=yes\n");
+        PlanUnit u[] = { { "web.service", NULL, &web }, { "db.service", NULL, &db }, { "plain.service", NULL, &plain } };
+        LevelEvent ev;
+
+        CHECK_EQ_INT(web.stall_limit_percent, 40);
+        CHECK_EQ_U64(web.stall_usec, 10 * SEC);
+        CHECK_EQ_U64(db.stall_usec, 60 * SEC);
+        reset_state();
+        ev = event(LEVEL_MEDIUM, LEVEL_OOM, false, 10 * SEC);
+        ev.memory_left = true;
+        /* Not read: held. */
+        CHECK_PLAN(u, 3, system_scope, ev, "kill-held memory-left next=0");
+        /* avg10 45 %, avg60 10 %: web's limit (40 % over 10 s) only. */
+        ev.stall_known = true;
+        ev.stall_full_permyriad[0] = 4500;
+        ev.stall_full_permyriad[1] = 1000;
+        CHECK_PLAN(u, 3, system_scope, ev, "kill-scan stall=4500 web.service");
+        /* avg10 39.99 %, avg60 25 %: db's (20 % over 60 s) only. */
+        reset_state();
+        ev.stall_full_permyriad[0] = 3999;
+        ev.stall_full_permyriad[1] = 2500;
+        CHECK_PLAN(u, 3, system_scope, ev, "kill-scan stall=2500 db.service");
+        /* Below both: held. */
+        reset_state();
+        ev.stall_full_permyriad[1] = 1999;
+        CHECK_PLAN(u, 3, system_scope, ev, "kill-held memory-left next=0");
+        /* Memory gone: every Kill=yes unit, as before, whatever the stall. */
+        reset_state();
+        CHECK_PLAN(u, 3, system_scope, event(LEVEL_OOM, LEVEL_OOM, true, 12 * SEC),
+                   "kill-scan web.service db.service plain.service");
 }
 
 /* A unit with no process: nothing to kill, and the pause does not start
@@ -519,6 +559,7 @@ int main(void) {
         test_scopes();
         test_empty_unit();
         test_memory_left();
+        test_stall_limit();
         test_never_chosen();
         test_ten_thousand();
         test_oom_repeats();

@@ -96,6 +96,12 @@ typedef struct LevelEvent {
          * above the floor. Announced as OOM (the seed's level), but no process
          * is killed for it: memory is still there. */
         bool memory_left;
+        /* Set by the manager with memory_left: the scope's memory stall
+         * (PSI "full": all its tasks waiting on memory) as the kernel
+         * averages it over 10 s, 60 s and 300 s, in hundredths of a percent,
+         * for StallLimit=. stall_known false: not read (no PSI). */
+        bool stall_known;
+        unsigned stall_full_permyriad[3];
 } LevelEvent;
 
 typedef struct LevelEngine {

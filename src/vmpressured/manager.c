@@ -198,6 +198,30 @@ static bool scope_memory_left(Manager *m, Scope *s, const LevelEvent *ev) {
         return !level_engine_headroom_running_out(&s->engine, total);
 }
 
+/* With memory left, a thrash: how long the scope's tasks all stalled on
+ * memory (PSI "full", the kernel's 10 s, 60 s and 300 s averages), for the
+ * policies' StallLimit=. The system's from /proc/pressure/memory, a unit's
+ * from its cgroup2 memory.pressure; read into m->read_buf. */
+static void scope_read_stall(Manager *m, Scope *s, LevelEvent *ev) {
+        char path[sizeof(m->env.cgroup2_root) + sizeof(s->cgroup) + 32];
+        PsiStats st;
+        ssize_t n;
+
+        if (!s->cgroup[0])
+                (void) snprintf(path, sizeof(path), "%s/pressure/memory", m->env.proc_root);
+        else if (m->env.cgroup2_root[0])
+                (void) snprintf(path, sizeof(path), "%s/%s/memory.pressure", m->env.cgroup2_root, s->cgroup);
+        else
+                return;
+        n = read_small_file(AT_FDCWD, path, m->read_buf, sizeof(m->read_buf), READ_FILE_NUL);
+        if (n < 0 || psi_parse(m->read_buf, (size_t) n, &st) < 0 || !st.have_full)
+                return;
+        ev->stall_known = true;
+        ev->stall_full_permyriad[0] = st.full.avg10_permyriad;
+        ev->stall_full_permyriad[1] = st.full.avg60_permyriad;
+        ev->stall_full_permyriad[2] = st.full.avg300_permyriad;
+}
+
 void manager_feed(Manager *m, Scope *s, const Sample *sample) {
         LevelEvent ev;
         usec_t now = 0;
@@ -213,6 +237,8 @@ void manager_feed(Manager *m, Scope *s, const Sample *sample) {
                 /* sd_event_now() is the loop's wake-up time; the sample may be newer. */
                 now = MAX(now, source_now_usec());
                 ev.memory_left = scope_memory_left(m, s, &ev);
+                if (ev.memory_left)
+                        scope_read_stall(m, s, &ev);
                 scope_announce(s, &ev, now);
         }
         scope_set_busy(s, s->engine.current != LEVEL_NONE);
@@ -1208,9 +1234,13 @@ void manager_rehearse(Manager *m) {
         static const char limit[] = "134217728\n", stat[] = "anon 0\ninactive_file 4096\n";
         uint64_t available, total;
 
-        for (size_t i = 0; i < m->n_scopes; i++)
+        for (size_t i = 0; i < m->n_scopes; i++) {
+                LevelEvent ev = {};
+
                 (void) headroom_read(&m->env, m->scopes[i]->cgroup, m->read_buf, sizeof(m->read_buf), &available,
                                      &total);
+                scope_read_stall(m, m->scopes[i], &ev);
+        }
         (void) single_u64_parse(limit, sizeof(limit) - 1, &total);
         (void) keyed_u64_parse(stat, sizeof(stat) - 1, "inactive_file", &available);
 }

@@ -336,6 +336,39 @@ static int parse_guard_sec(PolicyParse *p, const char *key, const char *value, u
                                   &p->policy->guard_grace_usec);
 }
 
+/* A whole percentage, "60%" (1-100). */
+static int parse_stall_limit(PolicyParse *p, const char *key, const char *value, unsigned line) {
+        static const char must[] = "must be a whole percentage from 1% to 100% (like 60%)";
+        size_t n = strlen(value);
+        char num[8];
+        unsigned pct;
+
+        if (n == 0) {
+                p->policy->stall_limit_percent = 0;     /* an empty assignment resets */
+                return 0;
+        }
+        if (value[n - 1] != '%' || n - 1 == 0 || n - 1 >= sizeof(num))
+                return invalid_value(p, key, value, line, must);
+        memcpy(num, value, n - 1);
+        num[n - 1] = '\0';
+        if (parse_unsigned(num, 1, 100, &pct) < 0)
+                return invalid_value(p, key, value, line, must);
+        p->policy->stall_limit_percent = pct;
+        return 0;
+}
+
+/* The kernel keeps three averages of the stall: 10 s, 60 s and 300 s. */
+static int parse_stall_sec(PolicyParse *p, const char *key, const char *value, unsigned line) {
+        static const char must[] = "must be 10s, 1min or 5min (the averages the kernel keeps of a stall)";
+        usec_t u;
+
+        if (parse_duration(value, USEC_PER_SEC, &u) < 0 ||
+            (u != 10 * USEC_PER_SEC && u != 60 * USEC_PER_SEC && u != 300 * USEC_PER_SEC))
+                return invalid_value(p, key, value, line, must);
+        p->policy->stall_usec = u;
+        return 0;
+}
+
 static const PolicyKey policy_keys[] = {
         { "Scope",        parse_scope },
         { "Description",  parse_description },
@@ -349,10 +382,14 @@ static const PolicyKey level_keys[] = {
         { "KillTarget",   parse_kill_target, .oom_only = true },
         { "GuardSec",     parse_guard_sec,   .oom_only = true },
         { "Guard",        parse_guard,       .oom_only = true },
+        { "StallSec",     parse_stall_sec,   .oom_only = true },
+        { "StallLimit",   parse_stall_limit, .oom_only = true },
 };
 
-#define GUARD_KEY (ELEMENTSOF(level_keys) - 1)
-#define GUARD_SEC_KEY (ELEMENTSOF(level_keys) - 2)
+#define GUARD_KEY (ELEMENTSOF(level_keys) - 3)
+#define GUARD_SEC_KEY (ELEMENTSOF(level_keys) - 4)
+#define STALL_LIMIT_KEY (ELEMENTSOF(level_keys) - 1)
+#define STALL_SEC_KEY (ELEMENTSOF(level_keys) - 2)
 _Static_assert(ELEMENTSOF(policy_keys) <= KEY_SLOTS && ELEMENTSOF(level_keys) <= KEY_SLOTS,
                "PolicyParse.key_line too small");
 
@@ -442,6 +479,7 @@ static void policy_init(Policy *p, const char *unit, bool is_template, const cha
                 .scope = POLICY_SCOPE_SYSTEM,
                 .signal_interval_usec = POLICY_SIGNAL_INTERVAL_DEFAULT_USEC,
                 .guard_grace_usec = POLICY_GUARD_SEC_DEFAULT_USEC,
+                .stall_usec = POLICY_STALL_SEC_DEFAULT_USEC,
         };
         (void) snprintf(p->unit, sizeof(p->unit), "%s", unit);
         (void) snprintf(p->path, sizeof(p->path), "%s", path);
@@ -486,6 +524,25 @@ static void policy_check_guard(PolicyParse *p) {
                              "unit before its own limit), ignoring it");
                 pol->guard_bytes = 0;
                 pol->guard_percent = 0;
+        }
+}
+
+/* StallLimit= kills a thrash of what the policy kills: it needs Kill=yes. */
+static void policy_check_stall(PolicyParse *p) {
+        Policy *pol = p->policy;
+        unsigned line = p->key_line[SECTION_OOM][STALL_LIMIT_KEY], sec_line = p->key_line[SECTION_OOM][STALL_SEC_KEY];
+
+        if (pol->stall_limit_percent == 0) {
+                if (sec_line > 0)
+                        policy_error(p, sec_line, "StallSec= needs StallLimit=, ignoring it");
+                pol->stall_usec = POLICY_STALL_SEC_DEFAULT_USEC;
+                return;
+        }
+        if (!pol->actions[LEVEL_OOM].kill) {
+                policy_error(p, line, "StallLimit= needs Kill=yes in [OOM] (it kills a thrashing unit), "
+                             "ignoring it");
+                pol->stall_limit_percent = 0;
+                pol->stall_usec = POLICY_STALL_SEC_DEFAULT_USEC;
         }
 }
 
@@ -542,6 +599,7 @@ int policy_parse(const char *path, const char *filename, const char *text, size_
         if (r < 0)
                 return r;       /* policy_handler never stops the parse */
         policy_check_guard(&p);
+        policy_check_stall(&p);
         policy_copy_diag(&file_diag, path, diag);
         ret->n_errors = (unsigned) MIN(diag_count(&file_diag), (size_t) UINT_MAX);
         return (int) MIN(diag_count(&file_diag), (size_t) INT_MAX);
@@ -580,6 +638,14 @@ uint64_t policy_guard_bytes(const Policy *p, uint64_t limit_bytes) {
         g = p->guard_percent > 0 ? limit_bytes / 100 * p->guard_percent + limit_bytes % 100 * p->guard_percent / 100
                                  : p->guard_bytes;
         return g < limit_bytes ? g : 0;
+}
+
+bool policy_has_stall_limit(const Policy *p) {
+        return p && p->state == POLICY_LOADED && p->stall_limit_percent > 0 && p->actions[LEVEL_OOM].kill;
+}
+
+bool policy_stall_exceeded(const Policy *p, unsigned full_permyriad) {
+        return policy_has_stall_limit(p) && full_permyriad >= p->stall_limit_percent * 100u;
 }
 
 const char *policy_guard_describe(const Policy *p, char *buf, size_t size) {

@@ -99,6 +99,12 @@ typedef struct PolicyAction {
 #define POLICY_GUARD_SEC_DEFAULT_USEC USEC_PER_SEC
 #define POLICY_GUARD_SEC_MAX_USEC (60 * USEC_PER_SEC)
 
+/* StallLimit=: the share of time (1-100 %) the unit's tasks were all
+ * stalled on memory (PSI "full"), over StallSec= (the kernel's own
+ * averages: 10 s, 60 s or 300 s), at or above which a thrash is killed
+ * although memory is left. 0: a thrash is never killed. */
+#define POLICY_STALL_SEC_DEFAULT_USEC (10 * USEC_PER_SEC)
+
 typedef struct Policy {
         char unit[UNIT_NAME_MAX];       /* "foo.service", or the template "foo@.service" */
         char path[POLICY_PATH_MAX];     /* the file it came from */
@@ -114,6 +120,8 @@ typedef struct Policy {
         uint64_t guard_bytes;
         unsigned guard_percent;
         usec_t guard_grace_usec;        /* GuardSec= */
+        unsigned stall_limit_percent;   /* [OOM] StallLimit=; 0: none */
+        usec_t stall_usec;              /* StallSec=: 10 s, 60 s or 300 s */
         unsigned n_errors;              /* problems reported for this file */
 } Policy;
 
@@ -156,6 +164,13 @@ bool policy_has_guard(const Policy *p);
 uint64_t policy_guard_bytes(const Policy *p, uint64_t limit_bytes);
 /* "32.0M", "10%": Guard= as written, for logs and status. */
 const char *policy_guard_describe(const Policy *p, char *buf, size_t size);
+
+/* Whether p kills a thrash of its unit once the memory stall (PSI "full")
+ * averaged over StallSec= reaches StallLimit=. */
+bool policy_has_stall_limit(const Policy *p);
+/* Whether a "full" stall of full_permyriad (hundredths of a percent), the
+ * kernel's average over p's StallSec=, reaches p's StallLimit=. */
+bool policy_stall_exceeded(const Policy *p, unsigned full_permyriad);
 
 /* The policies in force: one entry per file name, sorted by unit name. */
 typedef struct PolicySet {

@@ -139,14 +139,42 @@ static void plan_signals(const PlanInput *in, SignalLimit *limit, Plan *p) {
 }
 
 /* At OOM: which units' processes may be killed, or why not now. */
+/* The event's stall over u's StallSec=, in hundredths of a percent. */
+static unsigned plan_unit_stall(const LevelEvent *ev, const PlanUnit *u) {
+        usec_t sec = u->policy->stall_usec;
+
+        return ev->stall_full_permyriad[sec >= 300 * USEC_PER_SEC ? 2 : sec >= 60 * USEC_PER_SEC ? 1 : 0];
+}
+
+/* Whether u may be killed for this event: Kill=yes in a scope it is in,
+ * and, for a thrash (memory left), a StallLimit= the stall reached. */
+static bool plan_unit_killable(const PlanInput *in, const PlanUnit *u) {
+        if (!u->policy->actions[LEVEL_OOM].kill || !plan_scope_covers(&in->scope, u))
+                return false;
+        if (!in->event->memory_left)
+                return true;
+        return in->event->stall_known && policy_stall_exceeded(u->policy, plan_unit_stall(in->event, u));
+}
+
 static void plan_kill(const PlanInput *in, const KillPacer *pacer, Plan *p) {
+        bool thrash = in->event->memory_left;
+        unsigned stall = 0;
         PlanAction *a;
 
-        /* Thrashing is not running out: nothing is killed while memory is left. */
-        if (in->event->memory_left) {
-                a = plan_append(p, PLAN_KILL_HELD, LEVEL_OOM);
-                a->why = PLAN_HELD_MEMORY_LEFT;
-                return;
+        /* Thrashing is not running out: nothing is killed while memory is
+         * left, but for a unit whose StallLimit= the stall has reached. */
+        if (thrash) {
+                size_t i;
+
+                for (i = 0; i < in->n_units; i++)
+                        if (plan_unit_killable(in, &in->units[i]))
+                                break;
+                if (i == in->n_units) {
+                        a = plan_append(p, PLAN_KILL_HELD, LEVEL_OOM);
+                        a->why = PLAN_HELD_MEMORY_LEFT;
+                        return;
+                }
+                stall = plan_unit_stall(in->event, &in->units[i]);
         }
         if (!kill_pacer_may_kill(pacer, in->event->timestamp_usec)) {
                 a = plan_append(p, PLAN_KILL_HELD, LEVEL_OOM);
@@ -154,9 +182,11 @@ static void plan_kill(const PlanInput *in, const KillPacer *pacer, Plan *p) {
                 a->next_usec = kill_pacer_next_usec(pacer);
                 return;
         }
-        (void) plan_append(p, PLAN_KILL_SCAN, LEVEL_OOM);
+        a = plan_append(p, PLAN_KILL_SCAN, LEVEL_OOM);
+        a->for_stall = thrash;
+        a->stall_permyriad = stall;
         for (size_t i = 0; i < in->n_units; i++)
-                if (in->units[i].policy->actions[LEVEL_OOM].kill && plan_scope_covers(&in->scope, &in->units[i]))
+                if (plan_unit_killable(in, &in->units[i]))
                         p->kill_units[p->n_kill_units++] = i;
 }
 

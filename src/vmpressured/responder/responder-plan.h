@@ -89,6 +89,11 @@ typedef struct PlanAction {
         usec_t next_usec;               /* *_HELD: when it may go again */
         usec_t interval_usec;           /* PLAN_SIGNAL_HELD: SignalIntervalSec= */
         uint64_t suppressed;            /* PLAN_SIGNAL_HELD: the unit's signals held back so far */
+        /* PLAN_KILL_SCAN of a thrash (the event had memory left): only the
+         * units whose StallLimit= the stall reached are scanned; the
+         * stall, in hundredths of a percent, of the first of them. */
+        bool for_stall;
+        unsigned stall_permyriad;
 } PlanAction;
 
 typedef struct Plan {

@@ -343,7 +343,7 @@ static void responder_kill_unit(Responder *r, const PlanUnit *unit, const char *
 }
 
 /* PLAN_KILL_SCAN: read the processes, let the plan choose, kill. */
-static void responder_kill(Responder *r, const Scope *s, const LevelEvent *ev) {
+static void responder_kill(Responder *r, const Scope *s, const LevelEvent *ev, const PlanAction *a) {
         PlanVictim v;
         PlanKill kill;
         char reason[300];
@@ -356,7 +356,12 @@ static void responder_kill(Responder *r, const Scope *s, const LevelEvent *ev) {
         log_debug("%s: OOM: %" PRIu64 " processes looked at, %" PRIu64 " read in full may be killed.", scope_name(s),
                   kill.n_seen, kill.n_eligible);
 
-        (void) snprintf(reason, sizeof(reason), "OOM on %s", scope_name(s));
+        if (a->for_stall)
+                /* A thrash with memory left, past a unit's StallLimit=. */
+                (void) snprintf(reason, sizeof(reason), "thrashing on %s: memory stall %u.%02u%%",
+                                scope_name(s), a->stall_permyriad / 100, a->stall_permyriad % 100);
+        else
+                (void) snprintf(reason, sizeof(reason), "OOM on %s", scope_name(s));
         if (kill.kind == PLAN_KILL_UNIT)
                 responder_kill_unit(r, &r->units[kill.unit], reason);
         else
@@ -365,12 +370,13 @@ static void responder_kill(Responder *r, const Scope *s, const LevelEvent *ev) {
 
 /* Said once per OOM episode (not for each repeat), and on --print-events. */
 static void responder_kill_held_memory_left(Responder *r, const Scope *s, const LevelEvent *ev) {
-        manager_print(r->manager, "kill-held scope=%s why=memory-left cause=%s index=%u", scope_name(s),
-                      sample_kind_to_string(ev->cause), ev->index);
+        manager_print(r->manager, "kill-held scope=%s why=memory-left cause=%s index=%u stall_full_avg10=%u.%02u",
+                      scope_name(s), sample_kind_to_string(ev->cause), ev->index, ev->stall_full_permyriad[0] / 100,
+                      ev->stall_full_permyriad[0] % 100);
         if (ev->repeat)
                 return;
         log_info("%s: OOM from %s (index %u) while memory is still available (headroom above the floor): "
-                 "thrashing, not running out; nothing is killed.", scope_name(s),
+                 "thrashing, not running out; nothing is killed (no StallLimit= reached).", scope_name(s),
                  ev->cause == SAMPLE_RECLAIM ? "reclaim inefficiency" : "the kernel's pressure level", ev->index);
 }
 
@@ -387,7 +393,7 @@ static void responder_execute(Responder *r, const Scope *s, const LevelEvent *ev
                         responder_signal_held(r, a);
                         break;
                 case PLAN_KILL_SCAN:
-                        responder_kill(r, s, ev);
+                        responder_kill(r, s, ev, a);
                         break;
                 case PLAN_KILL_HELD:
                         if (a->why == PLAN_HELD_MEMORY_LEFT)
