@@ -200,21 +200,11 @@ static bool scope_memory_left(Manager *m, Scope *s, const LevelEvent *ev) {
 
 /* With memory left, a thrash: how long the scope's tasks all stalled on
  * memory (PSI "full", the kernel's 10 s, 60 s and 300 s averages), for the
- * policies' StallLimit=. The system's from /proc/pressure/memory, a unit's
- * from its cgroup2 memory.pressure; read into m->read_buf. */
+ * policies' StallLimit=; read into m->read_buf. */
 static void scope_read_stall(Manager *m, Scope *s, LevelEvent *ev) {
-        char path[sizeof(m->env.cgroup2_root) + sizeof(s->cgroup) + 32];
         PsiStats st;
-        ssize_t n;
 
-        if (!s->cgroup[0])
-                (void) snprintf(path, sizeof(path), "%s/pressure/memory", m->env.proc_root);
-        else if (m->env.cgroup2_root[0])
-                (void) snprintf(path, sizeof(path), "%s/%s/memory.pressure", m->env.cgroup2_root, s->cgroup);
-        else
-                return;
-        n = read_small_file(AT_FDCWD, path, m->read_buf, sizeof(m->read_buf), READ_FILE_NUL);
-        if (n < 0 || psi_parse(m->read_buf, (size_t) n, &st) < 0 || !st.have_full)
+        if (memory_stall_read(&m->env, s->cgroup, m->read_buf, sizeof(m->read_buf), &st) < 0)
                 return;
         ev->stall_known = true;
         ev->stall_full_permyriad[0] = st.full.avg10_permyriad;

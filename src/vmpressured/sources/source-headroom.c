@@ -120,6 +120,31 @@ int headroom_read(const SourceEnv *env, const char *cgroup, char *buf, size_t bu
         return headroom_memcg(dir, &cgroup2_files, buf, buf_size, ret_available_bytes, ret_total_bytes);
 }
 
+int memory_stall_read(const SourceEnv *env, const char *cgroup, char *buf, size_t buf_size, PsiStats *ret) {
+        char path[PATH_MAX];
+        ssize_t n;
+        int r;
+
+        if (!env || !buf || buf_size == 0 || !ret)
+                return -EINVAL;
+        cgroup = cgroup ? cgroup + strspn(cgroup, "/") : "";
+        if (!cgroup[0])
+                r = snprintf(path, sizeof(path), "%s/pressure/memory", env->proc_root);
+        else if (env->cgroup2_root[0])
+                r = snprintf(path, sizeof(path), "%s/%s/memory.pressure", env->cgroup2_root, cgroup);
+        else
+                return -ENOENT;
+        if (r < 0 || (size_t) r >= sizeof(path))
+                return -ENAMETOOLONG;
+        n = read_small_file(AT_FDCWD, path, buf, buf_size, READ_FILE_NUL);
+        if (n < 0)
+                return (int) n;
+        r = psi_parse(buf, (size_t) n, ret);
+        if (r < 0)
+                return r;
+        return ret->have_full ? 0 : -ENODATA;
+}
+
 int memory_high_read(const SourceEnv *env, const char *cgroup, char *buf, size_t buf_size, uint64_t *ret) {
         char dir[PATH_MAX];
 

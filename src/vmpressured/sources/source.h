@@ -11,6 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "level.h"
+#include "proc-parse.h"
 #include "source-params.h"
 
 /* Where this kernel keeps its files, found once at start-up. */
@@ -109,3 +110,8 @@ int headroom_read(const SourceEnv *env, const char *cgroup, char *buf, size_t bu
 /* A cgroup2 directory's memory.high ("max": UINT64_MAX), for Guard=: read
  * into the caller's buffer. -ENOENT without a cgroup2 hierarchy or file. */
 int memory_high_read(const SourceEnv *env, const char *cgroup, char *buf, size_t buf_size, uint64_t *ret);
+/* The memory stall of the system (cgroup NULL/"": /proc/pressure/memory) or
+ * of a cgroup (its cgroup2 memory.pressure), for StallLimit=: read into the
+ * caller's buffer. -ENOENT without PSI or a cgroup2 hierarchy, -ENODATA
+ * without a "full" line. */
+int memory_stall_read(const SourceEnv *env, const char *cgroup, char *buf, size_t buf_size, PsiStats *ret);
