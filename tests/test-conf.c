@@ -26,12 +26,14 @@ typedef enum Field {
         F_FLOOR_BYTES,
         F_FLOOR_PERMYRIAD,
         F_KILL_HORIZON,
+        F_WARN_HORIZON,
         F_PSI_WINDOW,
         F_PSI_LOW,
         F_PSI_MEDIUM,
         F_PSI_OOM,
         F_POLL_IDLE,
         F_POLL_BUSY,
+        F_POLL_HEADROOM,
         _F_MAX,
 } Field;
 
@@ -52,12 +54,14 @@ static int64_t get(const Config *c, Field f) {
         case F_FLOOR_BYTES:     return (int64_t) c->level.headroom_floor_bytes;
         case F_FLOOR_PERMYRIAD: return c->level.headroom_floor_permyriad;
         case F_KILL_HORIZON:    return (int64_t) c->level.kill_horizon_usec;
+        case F_WARN_HORIZON:    return (int64_t) c->level.warn_horizon_usec;
         case F_PSI_WINDOW:      return (int64_t) c->params.psi.window_usec;
         case F_PSI_LOW:         return (int64_t) c->params.psi.stall_usec[LEVEL_LOW];
         case F_PSI_MEDIUM:      return (int64_t) c->params.psi.stall_usec[LEVEL_MEDIUM];
         case F_PSI_OOM:         return (int64_t) c->params.psi.stall_usec[LEVEL_OOM];
         case F_POLL_IDLE:       return (int64_t) c->params.poll.idle_usec;
         case F_POLL_BUSY:       return (int64_t) c->params.poll.busy_usec;
+        case F_POLL_HEADROOM:   return (int64_t) c->params.poll.headroom_usec;
         default:                return -1;
         }
 }
@@ -177,6 +181,12 @@ static void test_good_values(void) {
                 { "[Levels]\nKillHorizonSec=0\n", F_KILL_HORIZON, 0 },
                 { "[Levels]\nKillHorizonSec=500ms\n", F_KILL_HORIZON, 500 * MS },
                 { "[Levels]\nKillHorizonSec=1min\n", F_KILL_HORIZON, 60 * S },
+                { "[Levels]\nWarnHorizonSec=0\n", F_WARN_HORIZON, 0 },
+                { "[Levels]\nWarnHorizonSec=30s\n", F_WARN_HORIZON, 30 * S },
+                { "[Poll]\nHeadroomSec=0\n", F_POLL_HEADROOM, 0 },
+                { "[Poll]\nHeadroomSec=1\n", F_POLL_HEADROOM, 1 * S },
+                { "[Poll]\nHeadroomSec=100ms\n", F_POLL_HEADROOM, 100 * MS },
+                { "[Poll]\nHeadroomSec=1min\n", F_POLL_HEADROOM, 60 * S },
                 { "[Levels]\nHeadroomFloor=64M\n", F_FLOOR_BYTES, 64 << 20 },
                 { "[Levels]\nHeadroomFloor=64M\n", F_FLOOR_PERMYRIAD, 0 },
                 { "[Levels]\nHeadroomFloor=2%\n", F_FLOOR_PERMYRIAD, 200 },
@@ -279,6 +289,14 @@ static void test_bad_values(void) {
                   F ":2: Invalid value '61s' for KillHorizonSec=: must be a duration 0…1min" },
                 { "[Levels]\nKillHorizonSec=soon\n", F_KILL_HORIZON,
                   F ":2: Invalid value 'soon' for KillHorizonSec=: must be a duration 0…1min" },
+                { "[Levels]\nWarnHorizonSec=2min\n", F_WARN_HORIZON,
+                  F ":2: Invalid value '2min' for WarnHorizonSec=: must be a duration 0…1min" },
+                { "[Poll]\nHeadroomSec=50ms\n", F_POLL_HEADROOM,
+                  F ":2: Invalid value '50ms' for HeadroomSec=: must be 0 (off) or a duration 100ms…1min" },
+                { "[Poll]\nHeadroomSec=61s\n", F_POLL_HEADROOM,
+                  F ":2: Invalid value '61s' for HeadroomSec=: must be 0 (off) or a duration 100ms…1min" },
+                { "[Poll]\nHeadroomSec=often\n", F_POLL_HEADROOM,
+                  F ":2: Invalid value 'often' for HeadroomSec=: must be 0 (off) or a duration 100ms…1min" },
                 { "[Levels]\nHeadroomFloor=lots\n", F_FLOOR_PERMYRIAD,
                   F ":2: Invalid value 'lots' for HeadroomFloor=: must be a size (like 64M), "
                   "a percentage below 50% (like 2.5%) or 0" },
@@ -750,9 +768,9 @@ static void test_shipped_file(void) {
         static const char *const keys[] = {
                 "Source", "SyscallNumber", "Watch", "LogLevel", "DryRun",
                 "Window", "Medium", "OOM", "HoldSec", "QuietSec", "RepeatSec", "HeadroomFloor",
-                "KillHorizonSec",
+                "KillHorizonSec", "WarnHorizonSec",
                 "WindowSec", "LowStallMSec", "MediumStallMSec", "OOMStallMSec",
-                "IdleSec", "BusyMSec",
+                "IdleSec", "BusyMSec", "HeadroomSec",
         };
         static char text[65536], uncommented[65536];
         char path[4096];

@@ -603,12 +603,81 @@ static void test_headroom_trend(void) {
         CHECK_EQ_U64(level_engine_headroom_eta(&e, total, &rate), MSEC(39050));
         CHECK_EQ_U64(rate, 20 * MiB);
 
-        /* SAMPLE_HEADROOM samples are points of the trend too. */
+        /* SAMPLE_HEADROOM samples are points of the trend too (the fall is a
+         * warning: test_headroom_warning()). */
         level_engine_init(&e, &c);
         CHECK_EQ_INT(feed_headroom(&e, MSEC(0), 300 * MiB, total, NULL), 0);
-        CHECK_EQ_INT(feed_headroom(&e, MSEC(500), 100 * MiB, total, NULL), 0);
+        CHECK_EQ_INT(feed_headroom(&e, MSEC(500), 100 * MiB, total, NULL), 1);
         CHECK_EQ_U64(level_engine_headroom_eta(&e, total, &rate), MSEC(200));
         CHECK_EQ_U64(rate, 400 * MiB);
+}
+
+/* WarnHorizonSec=: a headroom falling towards the floor is LOW when the
+ * trend reaches it within the horizon, MEDIUM within half of it; never
+ * from one point, a rise or a level headroom, and never the OOM. */
+static void test_headroom_warning(void) {
+        const uint64_t MiB = 1 << 20, total = 1000 * MiB;       /* floor 2 %: 20 MiB */
+        LevelConfig c = config_default();
+        LevelEngine e;
+        LevelEvent ev;
+
+        CHECK_EQ_U64(c.warn_horizon_usec, SEC(10));
+        level_engine_init(&e, &c);
+        /* One point is no trend, however low above the floor. */
+        CHECK_EQ_INT(feed_headroom(&e, SEC(0), 21 * MiB, total, &ev), 0);
+        /* Level, then rising: nothing. */
+        level_engine_init(&e, &c);
+        CHECK_EQ_INT(feed_headroom(&e, SEC(0), 500 * MiB, total, &ev), 0);
+        CHECK_EQ_INT(feed_headroom(&e, SEC(1), 500 * MiB, total, &ev), 0);
+        CHECK_EQ_INT(feed_headroom(&e, SEC(2), 600 * MiB, total, &ev), 0);
+        CHECK_EQ_INT(e.current, LEVEL_NONE);
+
+        /* A slow leak, 10 MiB/s from 500 MiB: 48 s to the floor, nothing;
+         * the first sample within 10 s of it is LOW, within 5 s MEDIUM. */
+        level_engine_init(&e, &c);
+        uint64_t avail = 500 * MiB;
+        usec_t t = 0, low_at = 0, medium_at = 0;
+        for (; avail > 20 * MiB; avail -= 10 * MiB, t += SEC(1)) {
+                int r = feed_headroom(&e, t, avail, total, &ev);
+                CHECK(r >= 0);
+                if (r > 0 && ev.level == LEVEL_LOW && !low_at) {
+                        low_at = t;
+                        CHECK_EQ_INT(ev.cause, SAMPLE_HEADROOM);
+                        CHECK_EQ_INT(ev.index, level_nominal_index(&c, LEVEL_LOW));
+                }
+                if (r > 0 && ev.level == LEVEL_MEDIUM && !medium_at)
+                        medium_at = t;
+                CHECK(r == 0 || ev.level != LEVEL_OOM);
+        }
+        /* LOW at 120 MiB (10 s left), MEDIUM at 70 MiB (5 s left). */
+        CHECK_EQ_U64(low_at, SEC(38));
+        CHECK_EQ_U64(medium_at, SEC(43));
+        /* At the floor: the OOM, as without the warning. */
+        CHECK_EVENT(feed_headroom(&e, t, 19 * MiB, total, &ev), ev,
+                    LEVEL_OOM, LEVEL_MEDIUM, 100, false, SAMPLE_HEADROOM, t);
+
+        /* A fast fill, 200 MiB/s: nothing while more than a third of the
+         * memory is available (a burst that stops at a unit's own limit
+         * looks the same), MEDIUM on the first sample under it. */
+        level_engine_init(&e, &c);
+        CHECK_EQ_INT(feed_headroom(&e, SEC(0), 700 * MiB, total, &ev), 0);
+        CHECK_EQ_INT(feed_headroom(&e, SEC(1), 500 * MiB, total, &ev), 0);
+        CHECK_EQ_INT(feed_headroom(&e, MSEC(1500), 400 * MiB, total, &ev), 0);
+        CHECK_EQ_INT(feed_headroom(&e, SEC(2), 300 * MiB, total, &ev), 1);
+        CHECK_EQ_INT(ev.level, LEVEL_MEDIUM);
+        /* At most a third: a byte more says nothing, the third itself does. */
+        level_engine_init(&e, &c);
+        CHECK_EQ_INT(feed_headroom(&e, SEC(0), 500 * MiB, total, &ev), 0);
+        CHECK_EQ_INT(feed_headroom(&e, SEC(1), total / 3 + 1, total, &ev), 0);
+        CHECK_EQ_INT(feed_headroom(&e, MSEC(1100), total / 3, total, &ev), 1);
+
+        /* 0: off. The same fall says nothing until the floor. */
+        c.warn_horizon_usec = 0;
+        level_engine_init(&e, &c);
+        CHECK_EQ_INT(feed_headroom(&e, SEC(0), 300 * MiB, total, &ev), 0);
+        CHECK_EQ_INT(feed_headroom(&e, SEC(1), 100 * MiB, total, &ev), 0);
+        CHECK_EQ_INT(feed_headroom(&e, MSEC(1500), 30 * MiB, total, &ev), 0);
+        CHECK_EQ_INT(e.current, LEVEL_NONE);
 }
 
 int main(void) {
@@ -623,6 +692,7 @@ int main(void) {
         test_quiet();
         test_rate_limit();
         test_headroom();
+        test_headroom_warning();
         test_headroom_trend();
         test_sample_oom();
         test_invalid_samples();

@@ -399,6 +399,21 @@ static int parse_low_memory_monitor(ConfParse *p, const ConfKey *k, const char *
         return 0;
 }
 
+/* [Poll] HeadroomSec=: 0 (off, the default) or a duration; under 100 ms a
+ * read of /proc/meminfo ten times a second is a poll loop, past 1 min it
+ * sees nothing a fast fill does in time. */
+#define HEADROOM_POLL_MIN (100 * USEC_PER_MSEC)
+#define HEADROOM_POLL_MAX (60 * USEC_PER_SEC)
+
+static int parse_headroom_poll(ConfParse *p, const ConfKey *k, const char *value, unsigned line) {
+        usec_t u;
+
+        if (parse_duration(value, USEC_PER_SEC, &u) < 0 || (u != 0 && (u < HEADROOM_POLL_MIN || u > HEADROOM_POLL_MAX)))
+                return invalid_value(p, k, value, line, "must be 0 (off) or a duration 100ms…1min");
+        p->config->params.poll.headroom_usec = u;
+        return 0;
+}
+
 #define CONF_OFFSET(member) offsetof(Config, member)
 
 static const ConfKey conf_keys[] = {
@@ -428,6 +443,9 @@ static const ConfKey conf_keys[] = {
         /* Past 1 min a trend says little: a thrash drifts by that much too. */
         { "Levels", "KillHorizonSec", parse_field_duration, CONF_OFFSET(level.kill_horizon_usec),
           0, 60 * USEC_PER_SEC, USEC_PER_SEC },
+        /* The warning before the floor; past 1 min a trend says little. */
+        { "Levels", "WarnHorizonSec", parse_field_duration, CONF_OFFSET(level.warn_horizon_usec),
+          0, 60 * USEC_PER_SEC, USEC_PER_SEC },
 
         { "PSI", "WindowSec",        parse_field_duration, CONF_OFFSET(params.psi.window_usec),
           PSI_WINDOW_MIN, PSI_WINDOW_MAX, USEC_PER_SEC },
@@ -442,6 +460,7 @@ static const ConfKey conf_keys[] = {
           POLL_MIN, POLL_MAX, USEC_PER_SEC },
         { "Poll", "BusyMSec",        parse_field_duration, CONF_OFFSET(params.poll.busy_usec),
           POLL_MIN, POLL_MAX, USEC_PER_MSEC },
+        { "Poll", "HeadroomSec",     parse_headroom_poll },
 };
 
 _Static_assert(ELEMENTSOF(conf_keys) <= ELEMENTSOF(((ConfParse *) NULL)->set_line),

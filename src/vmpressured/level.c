@@ -68,6 +68,10 @@ void level_config_init(LevelConfig *c) {
                  * hog falling through the last memory is killed on its first
                  * reclaim OOM (vmpressured.conf(5), KillHorizonSec=). */
                 .kill_horizon_usec = 2 * USEC_PER_SEC,
+                /* The seed's slow leak is announced about 10 s ahead of the
+                 * floor, a fast fill as soon as two samples see it
+                 * (vmpressured.conf(5), WarnHorizonSec=). */
+                .warn_horizon_usec = 10 * USEC_PER_SEC,
         };
 }
 
@@ -241,6 +245,31 @@ static Level engine_reclaim(LevelEngine *e, const Sample *s, unsigned *ret_index
         return level_from_index(&e->config, index);
 }
 
+/* A headroom above the floor but falling towards it: LOW when the trend
+ * reaches the floor within warn_horizon_usec, MEDIUM within half of it,
+ * with the level's nominal index (no reclaim was measured). */
+static Level engine_headroom_warning(const LevelEngine *e, const Sample *s, unsigned *ret_index) {
+        uint64_t rate = 0;
+        usec_t eta;
+        Level l;
+
+        if (e->config.warn_horizon_usec == 0)
+                return LEVEL_NONE;
+        /* Only in the last third of the memory: a burst that stops by itself
+         * (a unit filling its own MemoryMax= of 128 MiB in a 1 GiB guest)
+         * falls as fast as a hog for a moment, and a straight line through
+         * it reaches the floor too (the guest suite's system-quiet check). */
+        if (s->available_bytes > s->total_bytes / LEVEL_WARN_SHARE_DIVISOR)
+                return LEVEL_NONE;
+        /* A rate, or no trend at all (one point, or none falling). */
+        eta = level_engine_headroom_eta(e, s->total_bytes, &rate);
+        if (rate == 0 || eta > e->config.warn_horizon_usec)
+                return LEVEL_NONE;
+        l = eta <= e->config.warn_horizon_usec / 2 ? LEVEL_MEDIUM : LEVEL_LOW;
+        *ret_index = level_nominal_index(&e->config, l);
+        return l;
+}
+
 /* What level a sample stands for, LEVEL_NONE for "nothing to say", or -EINVAL. */
 static Level engine_classify(LevelEngine *e, const Sample *s, unsigned *ret_index) {
         switch (s->kind) {
@@ -257,7 +286,7 @@ static Level engine_classify(LevelEngine *e, const Sample *s, unsigned *ret_inde
         case SAMPLE_HEADROOM:
                 level_engine_headroom_note(e, s->timestamp_usec, s->available_bytes);
                 if (!level_headroom_below_floor(&e->config, s->available_bytes, s->total_bytes))
-                        return LEVEL_NONE;
+                        return engine_headroom_warning(e, s, ret_index);
                 *ret_index = 100;
                 return LEVEL_OOM;
         default:

@@ -63,6 +63,15 @@ typedef struct LevelConfig {
          * LEVEL_TREND_WINDOW_USEC, it would reach the floor within this long
          * (the memory is running out, not thrashing). 0: the floor alone. */
         usec_t kill_horizon_usec;               /* default 2 s */
+
+        /* A warning from the headroom's trend, before any reclaim: with at
+         * most a third of the memory available, at the rate it fell over the
+         * last LEVEL_TREND_WINDOW_USEC, the floor is reached within this
+         * long: LOW; within half of it: MEDIUM. 0: off. Only the
+         * system scope's MemAvailable is a trend to trust (a cgroup's own
+         * headroom swings with its page cache): the manager sets it to 0 for
+         * every cgroup scope. */
+        usec_t warn_horizon_usec;               /* default 10 s */
 } LevelConfig;
 
 /* The headroom trend: the fall rate is taken between the newest point and
@@ -72,6 +81,8 @@ typedef struct LevelConfig {
 #define LEVEL_TREND_MIN_SPAN_USEC (150 * USEC_PER_MSEC)
 /* Points kept: 2 s of the 100 ms busy poll, and the reads between them. */
 #define LEVEL_TREND_POINTS 32
+/* WarnHorizonSec= warns only with at most a third of the memory available. */
+#define LEVEL_WARN_SHARE_DIVISOR 3
 
 typedef struct HeadroomPoint {
         usec_t timestamp_usec;

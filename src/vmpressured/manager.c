@@ -140,11 +140,14 @@ void manager_record_action(Manager *m, const char *unit, Level level, bool kill,
  * NONE and QuietSec= passed without one; an idle scope never samples it. */
 static void scope_arm_headroom(Scope *s, usec_t when) {
         int enabled = SD_EVENT_OFF;
+        uint64_t pending = USEC_INFINITY;
 
         if (!s->poll_timer || !s->headroom || s->gone)
                 return;
         (void) sd_event_source_get_enabled(s->poll_timer, &enabled);
-        if (enabled != SD_EVENT_OFF)
+        /* Already armed, and no later than asked (the idle poll of
+         * HeadroomSec= may be pending much later: brought forward). */
+        if (enabled != SD_EVENT_OFF && sd_event_source_get_time(s->poll_timer, &pending) >= 0 && pending <= when)
                 return;
         (void) sd_event_source_set_time(s->poll_timer, when);
         (void) sd_event_source_set_enabled(s->poll_timer, SD_EVENT_ONESHOT);
@@ -325,6 +328,27 @@ static bool scope_guard_hold(Manager *m, Scope *s, const Sample *h) {
         return true;
 }
 
+/* [Poll] HeadroomSec=: the system scope samples MemAvailable while idle
+ * too, every HeadroomSec=, and every BusyMSec= while the samples show it
+ * falling (the trend has a rate): an anonymous fill that meets no page
+ * cache raises no kernel event before the low watermark, which is the
+ * floor's neighbourhood (docs/kernel.md#psi-silent-anon). Off by default:
+ * it is the one timer that runs while nothing is under pressure. */
+static void scope_arm_idle_headroom(Manager *m, Scope *s, usec_t now, uint64_t total_bytes) {
+        usec_t interval = m->config.params.poll.headroom_usec;
+
+        if (interval == 0 || s->cgroup[0] || !s->poll_timer || !s->headroom || s->gone)
+                return;
+        /* Falling towards the floor within twice the warning's horizon: the
+         * rate is worth following closely (a drift of a few KiB is not). */
+        if (total_bytes > 0 &&
+            level_engine_headroom_eta(&s->engine, total_bytes, NULL) <= 2 * MAX(s->engine.config.warn_horizon_usec,
+                                                                                s->engine.config.kill_horizon_usec))
+                interval = MIN(interval, m->config.params.poll.busy_usec);
+        (void) sd_event_source_set_time(s->poll_timer, now + interval);
+        (void) sd_event_source_set_enabled(s->poll_timer, SD_EVENT_ONESHOT);
+}
+
 static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
         Scope *s = userdata;
         Manager *m = s->manager;
@@ -352,7 +376,8 @@ static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
         if (s->busy || s->active_usec + m->config.level.quiet_usec > now) {
                 (void) sd_event_source_set_time(es, now + m->config.params.poll.busy_usec);
                 (void) sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
-        }
+        } else
+                scope_arm_idle_headroom(m, s, now, r >= 0 ? sample.total_bytes : 0);
         return 0;
 }
 
@@ -441,8 +466,30 @@ static int scope_new(Manager *m, const char *name, const char *cgroup, Scope **r
         (void) snprintf(s->name, sizeof(s->name), "%s", name);
         (void) snprintf(s->cgroup, sizeof(s->cgroup), "%s", cgroup ?: "");
         level_engine_init(&s->engine, &m->config.level);
+        if (s->cgroup[0])
+                s->engine.config.warn_horizon_usec = 0;        /* scope_set_level_config() */
         *ret = s;
         return 0;
+}
+
+/* The source's own description; for the system scope with HeadroomSec=,
+ * also the idle headroom poll, which the kernel's events do not arm. */
+static void scope_describe(Manager *m, Scope *s) {
+        usec_t u = m->config.params.poll.headroom_usec;
+        size_t n;
+
+        source_describe(s->source, s->source_detail, sizeof(s->source_detail));
+        if (s->cgroup[0] || u == 0)
+                return;
+        n = strlen(s->source_detail);
+        if (u % USEC_PER_SEC == 0)
+                (void) snprintf(s->source_detail + n, sizeof(s->source_detail) - n,
+                                "%sMemAvailable read every %llus while idle (HeadroomSec=)", n ? "; " : "",
+                                (unsigned long long) (u / USEC_PER_SEC));
+        else
+                (void) snprintf(s->source_detail + n, sizeof(s->source_detail) - n,
+                                "%sMemAvailable read every %llums while idle (HeadroomSec=)", n ? "; " : "",
+                                (unsigned long long) (u / USEC_PER_MSEC));
 }
 
 /* Tries the sources best first (or only the forced one) and says why each
@@ -471,7 +518,7 @@ static int scope_open_source(Manager *m, Scope *s) {
                 return log_error_errno(r, "%s: no usable memory-pressure source%s.", s->name,
                                        m->config.source >= 0 ? " (the source was forced with Source=/--source)" : "");
 
-        source_describe(s->source, s->source_detail, sizeof(s->source_detail));
+        scope_describe(m, s);
         (void) snprintf(f_scope, sizeof(f_scope), "VMP_SCOPE=%s", s->name);
         (void) snprintf(f_source, sizeof(f_source), "VMP_SOURCE=%s", source_type_to_string(s->source_type));
         log_struct_internal(LOG_NOTICE, MESSAGE_ID_SOURCE, (const char *const[]) { f_scope, f_source, NULL },
@@ -500,7 +547,11 @@ static int scope_start(Manager *m, Scope *s) {
                               10 * USEC_PER_MSEC, on_poll, s);
         if (r < 0)
                 return log_error_errno(r, "%s: cannot add the headroom timer: %m", s->name);
-        return sd_event_source_set_enabled(s->poll_timer, SD_EVENT_OFF);
+        r = sd_event_source_set_enabled(s->poll_timer, SD_EVENT_OFF);
+        if (r < 0)
+                return r;
+        scope_arm_idle_headroom(m, s, source_now_usec(), 0);
+        return 0;
 }
 
 /* A unit's cgroup disappears when the unit stops and comes back when it
@@ -536,6 +587,10 @@ static bool cgroup_exists(Manager *m, const char *cgroup) {
 static void scope_set_level_config(Manager *m, Scope *s) {
         s->engine.config = m->config.level;
         s->engine.config.headroom_floor_bytes = MAX(s->engine.config.headroom_floor_bytes, s->guard_bytes);
+        /* The trend's warning is the system's alone: a cgroup's own headroom
+         * swings with its page cache (scope_memory_left()). */
+        if (s->cgroup[0])
+                s->engine.config.warn_horizon_usec = 0;
 }
 
 static void scope_started(Manager *m, Scope *s) {
@@ -564,6 +619,8 @@ static int scope_restart(Manager *m, Scope *s) {
         if (s->deadline_timer)
                 (void) sd_event_source_set_enabled(s->deadline_timer, SD_EVENT_OFF);
         level_engine_init(&s->engine, &m->config.level);
+        if (s->cgroup[0])
+                s->engine.config.warn_horizon_usec = 0;        /* scope_set_level_config() */
         s->guard_bytes = s->guard_limit_bytes = s->guard_mark_bytes = 0;
         s->guard_grace_usec = s->guard_entered_usec = 0;
         s->busy = false;
@@ -1047,6 +1104,12 @@ int manager_reload(Manager *m) {
                 scope_set_level_config(m, m->scopes[i]);
                 if (!m->scopes[i]->gone)
                         scope_rearm(m->scopes[i]);
+        }
+        /* HeadroomSec= turned on, or off (the idle poll then stops at its next run). */
+        if (m->n_scopes > 0 && m->scopes[0]->source) {
+                scope_describe(m, m->scopes[0]);
+                if (!m->scopes[0]->busy)
+                        scope_arm_idle_headroom(m, m->scopes[0], source_now_usec(), 0);
         }
         log_info("Configuration reloaded: [Levels], [Poll], LogLevel=, DryRun= and MaxSubscribers= apply now; "
                  "Source=, Watch=, SyscallNumber=, SystemPressure=, [PSI] and LowMemoryMonitor= need a restart.");

@@ -27,6 +27,10 @@ typedef struct PsiConfig {
 typedef struct PollConfig {
         usec_t idle_usec;               /* poll interval at level NONE */
         usec_t busy_usec;               /* poll interval under pressure */
+        /* The system scope's headroom (MemAvailable) also sampled this often
+         * while idle, so that a fall with no reclaim yet is seen; 0: off (the
+         * default: then nothing is read until the kernel reports pressure). */
+        usec_t headroom_usec;
 } PollConfig;
 
 /* SystemPressure=: what the system scope counts as pressure. */
