@@ -251,114 +251,6 @@ static void test_beyond_path_max(const char *tmp) {
         free(s);
 }
 
-/* A fake /proc entry: statm resident and stat rss in pages (they may
- * differ: read at different moments), oom_score_adj; statm_pages < 0: no
- * statm (the process exited between the two reads). */
-static void fake_proc(const char *proc, pid_t pid, long statm_pages, unsigned long stat_pages) {
-        char path[PATH_MAX];
-        FILE *f;
-
-        (void) snprintf(path, sizeof(path), "%s/%d", proc, (int) pid);
-        CHECK(mkdir(path, 0755) == 0);
-        if (statm_pages >= 0) {
-                (void) snprintf(path, sizeof(path), "%s/%d/statm", proc, (int) pid);
-                CHECK((f = fopen(path, "we")));
-                if (f) {
-                        fprintf(f, "9999 %ld 10 5 0 100 0\n", statm_pages);
-                        fclose(f);
-                }
-        }
-        (void) snprintf(path, sizeof(path), "%s/%d/stat", proc, (int) pid);
-        CHECK((f = fopen(path, "we")));
-        if (f) {
-                /* pid (comm) state ppid … starttime (22) vsize rss (24) */
-                fprintf(f, "%d (p%d) S 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 %d 40960000 %lu "
-                        "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
-                        (int) pid, (int) pid, 1000 + (int) pid, stat_pages);
-                fclose(f);
-        }
-        (void) snprintf(path, sizeof(path), "%s/%d/oom_score_adj", proc, (int) pid);
-        CHECK((f = fopen(path, "we")));
-        if (f) {
-                fprintf(f, "0\n");
-                fclose(f);
-        }
-}
-
-typedef struct Filtered {
-        unsigned pre[16], full[16], handled[16];
-        uint64_t best_rss;
-        pid_t best;
-} Filtered;
-
-/* Keeps the largest so far, as the responder's want_candidate() does. */
-static bool filtered_want(const Candidate *c, void *userdata) {
-        Filtered *f = userdata;
-
-        if (c->comm[0] == '\0')
-                f->pre[c->pid]++;       /* the statm pass: nothing but pid and rss */
-        else
-                f->full[c->pid]++;
-        return c->rss_bytes > 0 && c->rss_bytes >= f->best_rss;
-}
-
-static int filtered_offer(Candidate *c, void *userdata) {
-        Filtered *f = userdata;
-
-        f->handled[c->pid]++;
-        if (c->rss_bytes >= f->best_rss) {
-                f->best_rss = c->rss_bytes;
-                f->best = c->pid;
-        }
-        return 0;
-}
-
-/* With a filter, every process is judged first on statm alone; stat (and
- * oom_score_adj) only for those the filter keeps, judged again on stat. */
-static void test_filtered_statm_first(const char *tmp) {
-        char proc[PATH_MAX], cg[PATH_MAX], path[PATH_MAX];
-        Filtered f = {};
-        FILE *fp;
-
-        (void) snprintf(proc, sizeof(proc), "%s/proc", tmp);
-        (void) snprintf(cg, sizeof(cg), "%s/filtered", tmp);
-        CHECK(mkdir(proc, 0755) == 0);
-        CHECK_EQ_INT(make_cgroup(cg, 0), 0);
-        fake_proc(proc, 2, 100, 100);           /* first: kept */
-        fake_proc(proc, 3, 50, 50);             /* smaller: statm rules it out */
-        fake_proc(proc, 4, 0, 0);               /* no memory (a kernel thread's statm) */
-        fake_proc(proc, 5, 200, 150);           /* statm passes, stat says 150: still the best */
-        fake_proc(proc, 6, 300, 10);            /* statm passes, stat says 10: ruled out on stat */
-        fake_proc(proc, 7, -1, 999);            /* no statm: exited, never read further */
-        (void) snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-        CHECK((fp = fopen(path, "we")));
-        if (fp) {
-                fprintf(fp, "2\n3\n4\n5\n6\n7\n");
-                fclose(fp);
-        }
-        CHECK_EQ_INT(proc_scan_cgroup_foreach_filtered(proc, cg, 4096, filtered_want, filtered_offer, &f), 6);
-        for (pid_t p = 2; p <= 6; p++)
-                CHECK_EQ_INT(f.pre[p], 1);
-        CHECK_EQ_INT(f.pre[7], 0);
-        CHECK_EQ_INT(f.full[2], 1);
-        CHECK_EQ_INT(f.full[3], 0);
-        CHECK_EQ_INT(f.full[4], 0);
-        CHECK_EQ_INT(f.full[5], 1);
-        CHECK_EQ_INT(f.full[6], 1);
-        CHECK_EQ_INT(f.full[7], 0);
-        CHECK_EQ_INT(f.handled[2], 1);
-        CHECK_EQ_INT(f.handled[5], 1);
-        CHECK_EQ_INT(f.handled[6], 0);
-        CHECK_EQ_INT(f.best, 5);
-        CHECK_EQ_U64(f.best_rss, 150 * 4096);
-
-        /* Without a filter, statm is not read: pid 7 (stat only) is offered too. */
-        f = (Filtered) {};
-        CHECK_EQ_INT(proc_scan_cgroup_foreach(proc, cg, 4096, filtered_offer, &f), 6);
-        CHECK_EQ_INT(f.handled[7], 1);
-        CHECK_EQ_INT(f.best, 7);
-}
-
 int main(void) {
         char tmp[] = "/tmp/vmp-test-proc-scan-XXXXXX";
 
@@ -369,7 +261,6 @@ int main(void) {
         test_wide_and_deep(tmp);
         test_changes_during_walk(tmp);
         test_beyond_path_max(tmp);
-        test_filtered_statm_first(tmp);
         remove_tree_at(AT_FDCWD, tmp);
         return test_exit("test-proc-scan");
 }

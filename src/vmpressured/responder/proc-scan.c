@@ -4,7 +4,6 @@
 #include <limits.h>
 
 #include "log.h"
-#include "proc-pid.h"
 #include "proc-scan.h"
 #include "read-file.h"
 
@@ -269,41 +268,14 @@ typedef struct ScanEach {
         void *userdata;
 } ScanEach;
 
-/* /proc/<pid>/statm's resident memory: the cheapest file the kernel makes
- * of a process (three counters of its mm; stat also sums the CPU time of
- * every thread under a lock and formats 52 fields). A kernel thread has no
- * mm: 0. */
-static int proc_read_statm(const char *proc_root, pid_t pid, uint64_t page_size, uint64_t *ret_rss_bytes) {
-        char path[PATH_MAX], buf[128];
-        ssize_t len;
-
-        (void) snprintf(path, sizeof(path), "%s/%i/statm", proc_root, (int) pid);
-        len = read_small_file(AT_FDCWD, path, buf, sizeof(buf), READ_FILE_NUL | READ_FILE_TRUNCATE);
-        if (len == -ENOENT || len == -ESRCH)
-                return -ESRCH;
-        if (len < 0)
-                return (int) len;
-        return proc_statm_parse(buf, (size_t) len, page_size, ret_rss_bytes);
-}
-
 /* Each file read costs 3-4 µs of the kernel's time here (stat 4.2 µs,
  * oom_score_adj 2.9 µs a process, measured over 10,000 sleeping processes),
- * so with a filter every process is first judged on its statm alone (its
- * resident memory against the best so far), and stat and oom_score_adj are
- * read only for one the filter did not rule out on it, then judged again
+ * so oom_score_adj is read only for a process the filter did not rule out
  * on what stat says. */
 static int scan_each_pid(pid_t pid, void *userdata) {
         ScanEach *s = userdata;
         Candidate c;
 
-        if (s->filter) {
-                Candidate pre = { .pid = pid };
-
-                if (proc_read_statm(s->proc_root, pid, s->page_size, &pre.rss_bytes) < 0)
-                        return 0;       /* exited meanwhile */
-                if (!s->filter(&pre, s->userdata))
-                        return 0;
-        }
         if (proc_read_candidate_stat(s->proc_root, pid, s->page_size, &c) < 0)
                 return 0;       /* exited meanwhile */
         if (s->filter && !s->filter(&c, s->userdata))
