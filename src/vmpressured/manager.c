@@ -17,6 +17,7 @@
 #include "read-file.h"
 
 static void scope_rearm(Scope *s);
+static void scope_set_level_config(Manager *m, Scope *s);
 static void manager_arm_rewatch(Manager *m);
 
 static const char *scope_source_name(const Scope *s) {
@@ -329,8 +330,9 @@ static bool scope_guard_hold(Manager *m, Scope *s, const Sample *h) {
 }
 
 /* [Poll] HeadroomSec=: the system scope samples MemAvailable while idle
- * too, every HeadroomSec=, and every BusyMSec= while the samples show it
- * falling (the trend has a rate): an anonymous fill that meets no page
+ * too, every HeadroomSec=, and every BusyMSec= while the trend reaches the
+ * floor within twice the longer of WarnHorizonSec= and KillHorizonSec=:
+ * an anonymous fill that meets no page
  * cache raises no kernel event before the low watermark, which is the
  * floor's neighbourhood (docs/kernel.md#psi-silent-anon). Off by default:
  * it is the one timer that runs while nothing is under pressure. */
@@ -466,8 +468,7 @@ static int scope_new(Manager *m, const char *name, const char *cgroup, Scope **r
         (void) snprintf(s->name, sizeof(s->name), "%s", name);
         (void) snprintf(s->cgroup, sizeof(s->cgroup), "%s", cgroup ?: "");
         level_engine_init(&s->engine, &m->config.level);
-        if (s->cgroup[0])
-                s->engine.config.warn_horizon_usec = 0;        /* scope_set_level_config() */
+        scope_set_level_config(m, s);
         *ret = s;
         return 0;
 }
@@ -619,10 +620,9 @@ static int scope_restart(Manager *m, Scope *s) {
         if (s->deadline_timer)
                 (void) sd_event_source_set_enabled(s->deadline_timer, SD_EVENT_OFF);
         level_engine_init(&s->engine, &m->config.level);
-        if (s->cgroup[0])
-                s->engine.config.warn_horizon_usec = 0;        /* scope_set_level_config() */
         s->guard_bytes = s->guard_limit_bytes = s->guard_mark_bytes = 0;
         s->guard_grace_usec = s->guard_entered_usec = 0;
+        scope_set_level_config(m, s);
         s->busy = false;
         s->headroom = true;
         s->gone = false;
