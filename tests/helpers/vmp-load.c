@@ -6,9 +6,13 @@
  *
  *   vmp-load [--cgroup=DIR]... stream FILE [SECONDS]
  *       read() FILE in 1 MiB chunks, over and over: page-cache pressure (LOW).
- *   vmp-load [--cgroup=DIR]... anon MIB [STEP_MIB STEP_MS]
+ *   vmp-load [--cgroup=DIR]... [--random-pct=P] anon MIB [STEP_MIB STEP_MS]
  *       touch MIB of anonymous memory, STEP_MIB every STEP_MS, then hold it
- *       (beyond the limit: critical events, then the memcg OOM).
+ *       (beyond the limit: critical events, then the memcg OOM). Each page
+ *       gets one non-zero byte, or with --random-pct=P (1-100) its first P %
+ *       filled with pseudo-random bytes and the rest zero: what a compressed
+ *       swap (zram) makes of it is then about 100/P to 1 instead of the
+ *       near-nothing of a page holding one byte (bench/compare --swap=zram).
  *   vmp-load [--cgroup=DIR]... hotcold FILE HOT_MIB [SECONDS]
  *       mmap the first HOT_MIB of FILE and keep re-touching it while reads
  *       stream through the rest of FILE (MEDIUM). --cold-mib=N sets how much
@@ -213,8 +217,26 @@ static int sleep_msec(unsigned msec) {
         return nanosleep(&ts, NULL) < 0 ? -errno : 0;
 }
 
-static int mode_anon(int argc, char **argv) {
+/* The first pct % of the page at p: xorshift64 words (incompressible to
+ * lzo and zstd alike); the rest is left as the kernel gave it, zero. */
+static void fill_random(char *p, size_t pct, uint64_t *state) {
+        size_t words = (size_t) page_size * pct / 100 / sizeof(uint64_t);
+
+        for (size_t i = 0; i < words; i++) {
+                uint64_t x = *state;
+
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *state = x;
+                memcpy(p + i * sizeof(uint64_t), &x, sizeof(x));
+        }
+        p[0] |= 1;      /* never a zero page, whatever the share */
+}
+
+static int mode_anon(int argc, char **argv, size_t random_pct) {
         size_t total_mib, step_mib, step_msec = 0, done = 0;
+        uint64_t state = 0x9e3779b97f4a7c15ULL ^ (uint64_t) getpid();
         char *mem;
 
         if (argc != 2 && argc != 4)
@@ -240,7 +262,10 @@ static int mode_anon(int argc, char **argv) {
 
                 /* Non-zero bytes, one per page: every page becomes a real one. */
                 for (size_t off = 0; off < n * MIB; off += (size_t) page_size)
-                        mem[done * MIB + off] = 1;
+                        if (random_pct > 0)
+                                fill_random(mem + done * MIB + off, random_pct, &state);
+                        else
+                                mem[done * MIB + off] = 1;
                 done += n;
                 if (done < total_mib && step_msec > 0)
                         (void) sleep_msec((unsigned) step_msec);
@@ -539,7 +564,7 @@ static int mode_sleepers(int argc, char **argv, const char *const *cgroups, size
 
 static void usage(FILE *f) {
         fputs("usage: vmp-load [--cgroup=DIR]... [--delay-ms=N] stream FILE [SECONDS]\n"
-              "       vmp-load [--cgroup=DIR]... anon MIB [STEP_MIB STEP_MS]\n"
+              "       vmp-load [--cgroup=DIR]... [--random-pct=P] anon MIB [STEP_MIB STEP_MS]\n"
               "       vmp-load [--cgroup=DIR]... [--cold-mib=N] hotcold FILE HOT_MIB [SECONDS]\n"
               "       vmp-load mkfile FILE MIB\n"
               "       vmp-load [--cgroup=DIR]... sleepers N [COMM]\n", f);
@@ -550,11 +575,12 @@ int main(int argc, char *argv[]) {
                 { "cgroup",   required_argument, NULL, 'g' },
                 { "cold-mib", required_argument, NULL, 'C' },
                 { "delay-ms", required_argument, NULL, 'D' },
+                { "random-pct", required_argument, NULL, 'R' },
                 { "help",     no_argument,       NULL, 'h' },
                 {}
         };
         const char *cgroups[CGROUPS_MAX];
-        size_t n_cgroups = 0, cold_mib = 32, delay_ms = 0;
+        size_t n_cgroups = 0, cold_mib = 32, delay_ms = 0, random_pct = 0;
         const char *mode;
         int c, r;
 
@@ -575,6 +601,12 @@ int main(int argc, char *argv[]) {
                 case 'D':       /* a service that runs a while before it grows */
                         if (parse_size(optarg, "--delay-ms", &delay_ms) < 0)
                                 return 2;
+                        break;
+                case 'R':       /* how compressible each anon page is */
+                        if (parse_size(optarg, "--random-pct", &random_pct) < 0 || random_pct > 100) {
+                                fprintf(stderr, "vmp-load: --random-pct takes 0 to 100\n");
+                                return 2;
+                        }
                         break;
                 case 'h':
                         usage(stdout);
@@ -623,7 +655,7 @@ int main(int argc, char *argv[]) {
         if (strcmp(mode, "stream") == 0)
                 r = mode_stream(argc, argv);
         else if (strcmp(mode, "anon") == 0)
-                r = mode_anon(argc, argv);
+                r = mode_anon(argc, argv, random_pct);
         else if (strcmp(mode, "hotcold") == 0)
                 r = mode_hotcold(argc, argv, cold_mib);
         else if (strcmp(mode, "mkfile") == 0)
