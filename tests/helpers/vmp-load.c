@@ -9,8 +9,9 @@
  *   vmp-load [--cgroup=DIR]... [--random-pct=P] anon MIB [STEP_MIB STEP_MS]
  *       touch MIB of anonymous memory, STEP_MIB every STEP_MS, then hold it
  *       (beyond the limit: critical events, then the memcg OOM). Each page
- *       gets one non-zero byte, or with --random-pct=P (1-100) its first P %
- *       filled with pseudo-random bytes and the rest zero: what a compressed
+ *       gets one non-zero byte (--random-pct=0, the default), or with
+ *       --random-pct=P (1-100) its first P % filled with pseudo-random bytes
+ *       and the rest zero: what a compressed
  *       swap (zram) makes of it is then about 100/P to 1 instead of the
  *       near-nothing of a page holding one byte (bench/compare --swap=zram).
  *   vmp-load [--cgroup=DIR]... hotcold FILE HOT_MIB [SECONDS]
@@ -260,7 +261,7 @@ static int mode_anon(int argc, char **argv, size_t random_pct) {
         while (!stop_requested && done < total_mib) {
                 size_t n = step_mib < total_mib - done ? step_mib : total_mib - done;
 
-                /* Non-zero bytes, one per page: every page becomes a real one. */
+                /* Written, each page: every page becomes a real one. */
                 for (size_t off = 0; off < n * MIB; off += (size_t) page_size)
                         if (random_pct > 0)
                                 fill_random(mem + done * MIB + off, random_pct, &state);
