@@ -14,9 +14,13 @@
  * and every process is read in full (the worst case for the daemon's skip
  * of processes smaller than the best); varied: child i touches i % 16 more
  * pages, so most are ruled out on their stat alone.
+ *
+ * Last, path=floor: what no scan of /proc can go under, the open and close
+ * of one file per process (nothing read), and the price of one system call.
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -163,6 +167,47 @@ int main(int argc, char *argv[]) {
         qsort(times, runs, sizeof(uint64_t), cmp_u64);
         printf("path=array processes=%zu runs=%zu median_usec=%.0f min_usec=%.0f max_usec=%.0f\n", n, runs,
                times[runs / 2] / 1000.0, times[0] / 1000.0, times[runs - 1] / 1000.0);
+
+        /* The floor under any scan of /proc: for each process only the
+         * open and close of its smallest file (statm, relative to an open
+         * /proc, so no path walk from /), nothing read; and one trivial
+         * system call, the price of entering the kernel here. */
+        {
+                _cleanup_(closep) int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                uint64_t calls[7];
+
+                if (proc_fd < 0) {
+                        fprintf(stderr, "/proc: %m\n");
+                        return 1;
+                }
+                for (size_t r = 0; r < runs; r++) {
+                        uint64_t t0 = now_ns();
+
+                        for (size_t i = 0; i < n; i++) {
+                                char name[32];
+                                int fd;
+
+                                (void) snprintf(name, sizeof(name), "%d/statm", (int) kids[i]);
+                                fd = openat(proc_fd, name, O_RDONLY | O_CLOEXEC);
+                                if (fd >= 0)
+                                        (void) close(fd);
+                        }
+                        times[r] = now_ns() - t0;
+                }
+                for (size_t r = 0; r < ELEMENTSOF(calls); r++) {
+                        uint64_t t0 = now_ns();
+
+                        for (size_t i = 0; i < 10000; i++)
+                                (void) syscall(SYS_getppid);
+                        calls[r] = now_ns() - t0;
+                }
+                qsort(times, runs, sizeof(uint64_t), cmp_u64);
+                qsort(calls, ELEMENTSOF(calls), sizeof(uint64_t), cmp_u64);
+                printf("path=floor what=open+close-statm processes=%zu runs=%zu median_usec=%.0f "
+                       "per_process_usec=%.2f syscall_usec=%.3f\n",
+                       n, runs, times[runs / 2] / 1000.0, times[runs / 2] / 1000.0 / (double) n,
+                       calls[ELEMENTSOF(calls) / 2] / 1000.0 / 10000.0);
+        }
 
         for (size_t i = 0; i < n; i++)
                 kill(kids[i], SIGKILL);
