@@ -76,6 +76,8 @@ static void test_stats(void) {
         for (LatencyStage s = 0; s < _LATENCY_STAGE_MAX; s++)
                 CHECK_EQ_INT(latency_stage_from_string(latency_stage_to_string(s)), s);
         CHECK_STREQ(latency_stage_to_string(LATENCY_ANNOUNCE), "announce");
+        CHECK_STREQ(latency_stage_to_string(LATENCY_DELIVER), "deliver");
+        CHECK_EQ_INT(latency_stage_from_string("deliver"), LATENCY_DELIVER);
         CHECK(latency_stage_to_string(_LATENCY_STAGE_MAX) == NULL);
         CHECK_EQ_INT(latency_stage_from_string("Kill"), _LATENCY_STAGE_INVALID);
         CHECK_EQ_INT(latency_stage_from_string(NULL), _LATENCY_STAGE_INVALID);

@@ -7,6 +7,7 @@ static const char *const stage_table[_LATENCY_STAGE_MAX] = {
         [LATENCY_ANNOUNCE] = "announce",
         [LATENCY_SIGNAL] = "signal",
         [LATENCY_KILL] = "kill",
+        [LATENCY_DELIVER] = "deliver",
 };
 
 const char *latency_stage_to_string(LatencyStage s) {

@@ -14,6 +14,10 @@
  *   signal:   the level announced → a policy's signal sent (or queued to
  *             systemd's KillUnit).
  *   kill:     the level announced → a process killed (pidfd signal sent).
+ *   deliver:  the kernel's notification → the last descriptor subscriber
+ *             (vmpressure_fd(), Subscribe()) written; only the system scope
+ *             has them, and only announcements that wrote to one count.
+ *             The D-Bus signals, sent after, are not in it.
  * Each stage is kept twice: real pressure and Simulate().
  */
 
@@ -26,6 +30,7 @@ typedef enum LatencyStage {
         LATENCY_ANNOUNCE,
         LATENCY_SIGNAL,
         LATENCY_KILL,
+        LATENCY_DELIVER,
         _LATENCY_STAGE_MAX,
         _LATENCY_STAGE_INVALID = -EINVAL,
 } LatencyStage;

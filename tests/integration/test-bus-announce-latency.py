@@ -5,7 +5,13 @@ notification caused, rises and repeats: Simulate(oom), then Simulate(low)
 while OOM holds, so that OOM's hold runs out and the engine's timer makes
 the level fall to LOW, then to Normal. Two announcements above Normal are
 printed (OOM, LOW) but only the rise is counted; a fall's timestamp is its
-deadline, so counting it measured the timer's accuracy, not the daemon."""
+deadline, so counting it measured the timer's accuracy, not the daemon.
+
+The deliver stage (notification → the last descriptor subscriber written)
+follows the same rule, and counts only announcements that wrote to a
+subscriber: the same pass is made first with none (nothing counted), then
+with one Subscribe(LOW) descriptor (the rise counted once, and it is no
+later than the announcement, which includes the D-Bus signals)."""
 
 import os
 import sys
@@ -19,15 +25,32 @@ import vmpbus as vb     # noqa: E402
 CONFIG = "[Levels]\nHoldSec=1s\nQuietSec=2s\nRepeatSec=60s\n"
 
 
+def histogram(stage, simulated):
+    """(count, sum in µs) of one stage of the Latencies property."""
+    for st, sim, buckets, count, total in vb.get_property("Latencies"):
+        if st == stage and bool(sim) == simulated:
+            return count, total
+    vt.fail(f"the Latencies property has no {stage} stage")
+
+
 def announce_count(simulated):
-    for stage, sim, buckets, count, total in vb.get_property("Latencies"):
-        if stage == "announce" and bool(sim) == simulated:
-            return count
-    vt.fail("the Latencies property has no announce stage")
+    return histogram("announce", simulated)[0]
 
 
 def simulate(level):
     vb.busctl("call", vb.NAME, vb.PATH, vb.IFACE, "Simulate", "ss", level, "")
+
+
+def one_pass(d, before):
+    """Simulate(oom), a fall to LOW, Normal; returns the level lines of
+    -.slice printed since before (an index into d.events)."""
+    simulate("oom")
+    d.wait_for(vt.is_level("-.slice", "oom"), 5, "OOM on -.slice")
+    time.sleep(0.4)
+    simulate("low")                     # below OOM: no announcement, but LOW is seen
+    d.wait_for(vt.is_level("-.slice", "low"), 5, "the fall from OOM to LOW")
+    d.wait_for(vt.is_level("-.slice", "none"), 10, "Normal again")
+    return [e for e in d.events[before:] if vt.is_level("-.slice")(e)]
 
 
 def main():
@@ -37,15 +60,9 @@ def main():
     d = vt.Daemon(config=CONFIG).start()
     vb.wait_name(vb.NAME)
     before = announce_count(True)
+    deliver_before = histogram("deliver", True)
 
-    simulate("oom")
-    d.wait_for(vt.is_level("-.slice", "oom"), 5, "OOM on -.slice")
-    time.sleep(0.4)
-    simulate("low")                     # below OOM: no announcement, but LOW is seen
-    d.wait_for(vt.is_level("-.slice", "low"), 5, "the fall from OOM to LOW")
-    d.wait_for(vt.is_level("-.slice", "none"), 10, "Normal again")
-
-    lines = [e for e in d.events if vt.is_level("-.slice")(e)]
+    lines = one_pass(d, 0)
     caused = [e for e in lines if vb.RANK[e["level"]] > vb.RANK[e["previous"]] or e.get("repeat") == 1]
     got = announce_count(True) - before
     vt.log(f"announcements above Normal: {[(e['previous'], e['level']) for e in lines]}; "
@@ -53,6 +70,27 @@ def main():
     vt.check(len(lines) == 2 and len(caused) == 1, f"expected OOM then a fall to LOW, got {lines}")
     vt.check(got == len(caused), f"the announce histogram counted {got}, not the {len(caused)} rise(s): "
              "a fall from the timer was counted as a notification's latency")
+    vt.check(histogram("deliver", True) == deliver_before,
+             f"deliver counted without any subscriber: {deliver_before} → {histogram('deliver', True)}")
+
+    # Again with a descriptor subscriber at LOW: it gets OOM and the fall to
+    # LOW, but only the rise is a notification's latency.
+    cl = vb.Client("--no-signals", f"--subscribe={vb.VMPRESSURE['low']}")
+    a0, d0 = histogram("announce", True), histogram("deliver", True)
+    mark = len(d.events)
+    lines = one_pass(d, mark)
+    cl.wait_for(lambda e: e["type"] == "record" and vb.LEVEL_OF_VALUE.get(e["pressure"]) == "low", 5,
+                "the subscriber's LOW record after OOM")
+    recs = [vb.LEVEL_OF_VALUE[r["pressure"]] for r in cl.records()]
+    a1, d1 = histogram("announce", True), histogram("deliver", True)
+    vt.log(f"with a subscriber: records {recs}; announce +{a1[0] - a0[0]} ({a1[1] - a0[1]} µs), "
+           f"deliver +{d1[0] - d0[0]} ({d1[1] - d0[1]} µs)")
+    vt.check("oom" in recs, f"the subscriber got no OOM record: {recs}")
+    vt.check(d1[0] - d0[0] == 1 and a1[0] - a0[0] == 1,
+             f"one rise: deliver counted {d1[0] - d0[0]}, announce {a1[0] - a0[0]}")
+    vt.check(d1[1] - d0[1] <= a1[1] - a0[1],
+             f"deliver took {d1[1] - d0[1]} µs, more than the whole announcement's {a1[1] - a0[1]} µs")
+    cl.stop()
     d.stop()
 
 

@@ -197,7 +197,8 @@ def check_metrics(mc, system_level):
     lat = fams["vmpressured_latency_seconds"]
     vt.check(lat.type == "histogram", f"latency type {lat.type}")
     hs = {dict(k)["stage"] + "/" + dict(k)["simulated"]: h for k, h in lat.histograms().items()}
-    vt.check(sorted(hs) == sorted(f"{st}/{x}" for st in ("announce", "signal", "kill") for x in "01"),
+    vt.check(sorted(hs) == sorted(f"{st}/{x}" for st in ("announce", "signal", "kill", "deliver")
+                                         for x in "01"),
              f"latency series: {sorted(hs)}")
     a = hs["announce/1"]
     vt.check(a["count"] >= 2, f"simulated announcements measured (LOW, MEDIUM): {a}")

@@ -819,9 +819,16 @@ static void emit_system_extras(Bus *b, const LevelEvent *ev) {
 static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *userdata) {
         Bus *b = userdata;
         bool is_system = scope_is_system(s);
+        bool caused = ev->level != LEVEL_NONE && (ev->level > ev->previous || ev->repeat);
 
-        if (is_system)
-                (void) subscriber_set_deliver(b->subscribers, ev->level);
+        /* deliver: the kernel's notification → the last subscriber written,
+         * before any bus message is built (the same rule as announce
+         * below for what counts). */
+        if (is_system && subscriber_set_deliver(b->subscribers, ev->level) > 0 && caused) {
+                usec_t now = source_now_usec();
+                manager_record_latency(m, LATENCY_DELIVER, scope_simulated(s),
+                                       now > ev->timestamp_usec ? now - ev->timestamp_usec : 0);
+        }
         if (b->bus) {
                 emit_level(b, s, ev);
                 if (is_system)
@@ -833,7 +840,7 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
          * timer fires up to its accuracy (10 ms) later, so it is not
          * measured (falls from OOM to LOW filled the 10-25 ms bucket, the
          * whole p99 of bench/bus-latency's own part). */
-        if (ev->level != LEVEL_NONE && (ev->level > ev->previous || ev->repeat)) {
+        if (caused) {
                 usec_t now = source_now_usec();
                 manager_record_latency(m, LATENCY_ANNOUNCE, scope_simulated(s),
                                        now > ev->timestamp_usec ? now - ev->timestamp_usec : 0);
