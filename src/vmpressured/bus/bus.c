@@ -813,6 +813,13 @@ static void emit_system_extras(Bus *b, const LevelEvent *ev) {
         }
 }
 
+/* The kernel's notification (the event's timestamp) → now, into stage. */
+static void record_since_notification(Manager *m, const Scope *s, const LevelEvent *ev, LatencyStage stage) {
+        usec_t now = source_now_usec();
+
+        manager_record_latency(m, stage, scope_simulated(s), now > ev->timestamp_usec ? now - ev->timestamp_usec : 0);
+}
+
 /* The manager's listener: every level change and rate-limited repeat of
  * every scope. fd subscribers first (a write(2) each, no allocation), then
  * the bus. */
@@ -824,11 +831,8 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
         /* deliver: the kernel's notification → the last subscriber written,
          * before any bus message is built (the same rule as announce
          * below for what counts). */
-        if (is_system && subscriber_set_deliver(b->subscribers, ev->level) > 0 && caused) {
-                usec_t now = source_now_usec();
-                manager_record_latency(m, LATENCY_DELIVER, scope_simulated(s),
-                                       now > ev->timestamp_usec ? now - ev->timestamp_usec : 0);
-        }
+        if (is_system && subscriber_set_deliver(b->subscribers, ev->level) > 0 && caused)
+                record_since_notification(m, s, ev, LATENCY_DELIVER);
         if (b->bus) {
                 emit_level(b, s, ev);
                 if (is_system)
@@ -840,11 +844,8 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
          * timer fires up to its accuracy (10 ms) later, so it is not
          * measured (falls from OOM to LOW filled the 10-25 ms bucket, the
          * whole p99 of bench/bus-latency's own part). */
-        if (caused) {
-                usec_t now = source_now_usec();
-                manager_record_latency(m, LATENCY_ANNOUNCE, scope_simulated(s),
-                                       now > ev->timestamp_usec ? now - ev->timestamp_usec : 0);
-        }
+        if (caused)
+                record_since_notification(m, s, ev, LATENCY_ANNOUNCE);
 }
 
 /* The actions recorded since the last run, one Action signal each. Runs
