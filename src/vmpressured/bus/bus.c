@@ -1079,6 +1079,11 @@ static int name_reply(Bus *b, sd_bus_message *reply, const char *name, uint32_t 
         const sd_bus_error *e = sd_bus_message_get_error(reply);
         int r;
 
+        /* A bus that died before answering gets this reply from sd-bus itself
+         * ("Connection terminated"), while it closes: that is no connection,
+         * and must not end the outage (its warning would be given twice). */
+        if (!sd_bus_is_open(sd_bus_message_get_bus(reply)))
+                return -ECONNRESET;
         bus_mark_connected(b);          /* the bus answered: Hello and auth are done */
         if (e) {
                 log_error("Cannot own %s: %s", name, e->message ?: e->name);
