@@ -5,9 +5,16 @@ without a bus it makes no further connection attempt (each failed attempt
 is a debug line); it waits with inotify on the directory of the bus's
 socket, and when a dbus-daemon starts there it owns its name within 1 s.
 Then the bus is killed (its socket is left behind, stale): again no
-attempts while it is down, and the name is back within 1 s of a restart."""
+attempts while it is down. Then a bus that dies before it answers: a socket
+that listens and never accepts appears there, the daemon connects into its
+backlog, and the socket is closed (the kernel resets the pending connection,
+as when a bus is killed between its listen() and its answers): that is no
+reconnection (no notice of one, no second warning of the outage). The name
+is back within 1 s of a restart."""
 
 import os
+import select
+import socket
 import sys
 import time
 
@@ -40,6 +47,11 @@ def expect_connect(bus, what):
     vt.check(took < 1.0, f"{what}: the name was owned only {took:.2f} s after the bus started")
 
 
+def dying_connected(sock):
+    """True once a connection waits in the listening socket's backlog."""
+    return bool(select.select([sock], [], [], 0)[0])
+
+
 def main():
     vt.need_root_and_cgroups()
     vb.need_bus()
@@ -57,6 +69,25 @@ def main():
              "the daemon did not notice the bus going away")
     time.sleep(0.5)
     expect_no_polling(d, "after the bus was killed")
+
+    os.unlink(bus.socket)
+    before, seen = attempts(d), len(d.stderr_text())
+    dying = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dying.bind(bus.socket)
+    dying.listen(8)
+    vt.check(vt.poll_until(lambda: dying_connected(dying), 5),
+             "the daemon did not connect to the socket that appeared")
+    dying.close()                       # the pending connection is reset
+    os.unlink(bus.socket)
+    vt.check(vt.poll_until(lambda: attempts(d) > before, 5),
+             "the daemon did not count the reset connection as a failed attempt")
+    time.sleep(0.5)
+    err = d.stderr_text()
+    vt.check("Connected to the system bus" not in err[seen:],
+             "a connection reset before the bus answered was taken for a reconnection")
+    warnings = [l for l in err.splitlines() if ": warning:" in l and "system bus" in l]
+    vt.check(len(warnings) == 2, f"outage warnings (one at start-up, one for the kill): {warnings}")
+
     expect_connect(bus, "after a restart")
     vt.check(d.alive(), "the daemon exited")
     d.stop()
