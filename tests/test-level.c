@@ -569,31 +569,6 @@ static void test_headroom_trend(void) {
         level_engine_headroom_note(&e, SEC(20), 600 * MiB);
         CHECK_EQ_U64(level_engine_headroom_eta(&e, total, NULL), USEC_INFINITY);
 
-        /* The next read under pressure (BusyMSec= 100 ms, at least 10 ms):
-         * the 1000 MiB/s fall is 280 ms from the floor, so in 140 ms' time
-         * still the busy interval; 100 ms later (200 MiB) it is 180 ms away:
-         * half of it, 90 ms; at 30 MiB (10 ms away) the minimum, 10 ms. */
-        level_engine_init(&e, &c);
-        bool fast = true;
-        CHECK_EQ_U64(level_engine_headroom_poll_interval(&e, total, MSEC(100), MSEC(10), &fast), MSEC(100));
-        CHECK(!fast);
-        level_engine_headroom_note(&e, MSEC(0), 500 * MiB);
-        level_engine_headroom_note(&e, MSEC(200), 300 * MiB);
-        CHECK_EQ_U64(level_engine_headroom_poll_interval(&e, total, MSEC(100), MSEC(10), &fast), MSEC(100));
-        CHECK(!fast);
-        level_engine_headroom_note(&e, MSEC(300), 200 * MiB);
-        CHECK_EQ_U64(level_engine_headroom_poll_interval(&e, total, MSEC(100), MSEC(10), &fast), MSEC(90));
-        CHECK(fast);
-        level_engine_headroom_note(&e, MSEC(470), 30 * MiB);
-        CHECK_EQ_U64(level_engine_headroom_poll_interval(&e, total, MSEC(100), MSEC(10), &fast), MSEC(10));
-        CHECK(fast);
-        CHECK_EQ_U64(level_engine_headroom_poll_interval(&e, total, MSEC(5), MSEC(10), NULL), MSEC(5));
-        /* Under the floor: the OOM is in, the busy interval; no total, no trend. */
-        level_engine_headroom_note(&e, MSEC(480), 19 * MiB);
-        CHECK_EQ_U64(level_engine_headroom_poll_interval(&e, total, MSEC(100), MSEC(10), &fast), MSEC(100));
-        CHECK(!fast);
-        CHECK_EQ_U64(level_engine_headroom_poll_interval(&e, 0, MSEC(100), MSEC(10), &fast), MSEC(100));
-
         /* Under the floor is running out whatever the trend (even with no rate). */
         level_engine_init(&e, &c);
         level_engine_headroom_note(&e, SEC(0), 20 * MiB);

@@ -440,23 +440,6 @@ usec_t level_engine_headroom_eta(const LevelEngine *e, uint64_t total_bytes, uin
         return (newest->available_bytes - floor) * USEC_PER_SEC / rate;
 }
 
-usec_t level_engine_headroom_poll_interval(const LevelEngine *e, uint64_t total_bytes, usec_t busy_usec,
-                                           usec_t min_usec, bool *ret_fast) {
-        usec_t eta;
-
-        if (ret_fast)
-                *ret_fast = false;
-        if (total_bytes == 0)
-                return busy_usec;
-        eta = level_engine_headroom_eta(e, total_bytes, NULL);
-        /* 0: under the floor already, the OOM is in; nothing to catch sooner. */
-        if (eta == 0 || eta / 2 >= busy_usec)
-                return busy_usec;
-        if (ret_fast)
-                *ret_fast = true;
-        return MAX(eta / 2, MIN(busy_usec, min_usec));
-}
-
 bool level_engine_headroom_running_out(const LevelEngine *e, uint64_t total_bytes) {
         usec_t eta;
 

@@ -181,12 +181,6 @@ void level_engine_headroom_note(LevelEngine *e, usec_t timestamp_usec, uint64_t 
  * LEVEL_TREND_MIN_SPAN_USEC apart lie in the window, or when the floor is
  * disabled. The rate is bytes per second, 0 when not falling. */
 usec_t level_engine_headroom_eta(const LevelEngine *e, uint64_t total_bytes, uint64_t *ret_rate_bytes_per_sec);
-/* When to read the headroom next while under pressure: busy_usec, or half
- * the eta when the trend reaches the floor within two of those (down to
- * min_usec, or busy_usec if that is shorter); busy_usec when under the floor
- * already or with no trend. *ret_fast says whether it is sooner than busy. */
-usec_t level_engine_headroom_poll_interval(const LevelEngine *e, uint64_t total_bytes, usec_t busy_usec,
-                                           usec_t min_usec, bool *ret_fast);
 /* Whether an OOM of reclaim inefficiency or a stall may kill: the newest
  * headroom is under the floor, or its eta is within kill_horizon_usec. */
 bool level_engine_headroom_running_out(const LevelEngine *e, uint64_t total_bytes);

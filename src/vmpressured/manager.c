@@ -351,17 +351,6 @@ static void scope_arm_idle_headroom(Manager *m, Scope *s, usec_t now, uint64_t t
         (void) sd_event_source_set_enabled(s->poll_timer, SD_EVENT_ONESHOT);
 }
 
-#define HEADROOM_POLL_ACCURACY_USEC (10 * USEC_PER_MSEC)
-#define HEADROOM_FAST_POLL_USEC (10 * USEC_PER_MSEC)
-#define HEADROOM_FAST_POLL_ACCURACY_USEC (1 * USEC_PER_MSEC)
-
-/* Under pressure the headroom is read every BusyMSec=, and sooner when the
- * trend reaches the floor before the next read would: at half the time left,
- * down to HEADROOM_FAST_POLL_USEC (level_engine_headroom_poll_interval()).
- * A hog falling tens of MiB a second crosses a floor of 20 MiB between two
- * reads 100 ms apart; read late, the kill comes that much further into the
- * kernel's reclaim (PSI stall) and nearer its OOM killer. Nothing else
- * changes: the same floor and horizons decide. */
 static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
         Scope *s = userdata;
         Manager *m = s->manager;
@@ -387,19 +376,10 @@ static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
         if (s->gone || !s->headroom)
                 return 0;
         if (s->busy || s->active_usec + m->config.level.quiet_usec > now) {
-                bool fast;
-                usec_t interval = level_engine_headroom_poll_interval(&s->engine, r >= 0 ? sample.total_bytes : 0,
-                                                                      m->config.params.poll.busy_usec,
-                                                                      HEADROOM_FAST_POLL_USEC, &fast);
-
-                (void) sd_event_source_set_time_accuracy(es, fast ? HEADROOM_FAST_POLL_ACCURACY_USEC
-                                                                  : HEADROOM_POLL_ACCURACY_USEC);
-                (void) sd_event_source_set_time(es, now + interval);
+                (void) sd_event_source_set_time(es, now + m->config.params.poll.busy_usec);
                 (void) sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
-        } else {
-                (void) sd_event_source_set_time_accuracy(es, HEADROOM_POLL_ACCURACY_USEC);
+        } else
                 scope_arm_idle_headroom(m, s, now, r >= 0 ? sample.total_bytes : 0);
-        }
         return 0;
 }
 
@@ -565,7 +545,7 @@ static int scope_start(Manager *m, Scope *s) {
          * while PSI stays under 3 % "some" (docs/kernel.md#psi-silent-anon).
          * Off until then (scope_arm_headroom()). */
         r = sd_event_add_time(m->event, &s->poll_timer, CLOCK_MONOTONIC, USEC_INFINITY,
-                              HEADROOM_POLL_ACCURACY_USEC, on_poll, s);
+                              10 * USEC_PER_MSEC, on_poll, s);
         if (r < 0)
                 return log_error_errno(r, "%s: cannot add the headroom timer: %m", s->name);
         r = sd_event_source_set_enabled(s->poll_timer, SD_EVENT_OFF);
