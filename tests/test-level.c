@@ -514,82 +514,6 @@ static void test_invalid_samples(void) {
 
 /* The headroom trend that decides whether an OOM of reclaim inefficiency
  * may kill: a hog's headroom falls towards the floor, a thrash's stays. */
-/* The floor's lookahead: a read above the floor counts as under it when,
- * at the rate of the last step, the next read (lookahead later) would be. */
-static void test_headroom_floor_ahead(void) {
-        const uint64_t MiB = 1 << 20, total = 1000 * MiB;       /* floor 2 %: 20 MiB */
-        LevelConfig c = config_default();
-        LevelEngine e;
-        LevelEvent ev;
-
-        c.warn_horizon_usec = 0;        /* the trend's warnings are test_headroom_trend()'s */
-        /* The engine's default is off: 40 MiB falling 30 MiB a step is no OOM. */
-        CHECK_EQ_U64(c.headroom_lookahead_usec, 0);
-        level_engine_init(&e, &c);
-        CHECK_EQ_INT(feed_headroom(&e, MSEC(0), 70 * MiB, total, &ev), 0);
-        CHECK_EQ_INT(feed_headroom(&e, MSEC(100), 40 * MiB, total, &ev), 0);
-        CHECK(!level_engine_headroom_floor_ahead(&e, total));
-
-        /* 100 ms: 70 → 40 MiB is 300 MiB/s; 20 MiB left above the floor go in
-         * 67 ms, before the next read: the OOM now, from the headroom. */
-        c.headroom_lookahead_usec = MSEC(100);
-        level_engine_init(&e, &c);
-        CHECK_EQ_INT(feed_headroom(&e, MSEC(0), 70 * MiB, total, &ev), 0);
-        CHECK_EVENT(feed_headroom(&e, MSEC(100), 40 * MiB, total, &ev), ev,
-                    LEVEL_OOM, LEVEL_NONE, 100, false, SAMPLE_HEADROOM, MSEC(100));
-
-        /* 70 → 60 MiB: 40 MiB left at 100 MiB/s is 400 ms, past the next read. */
-        level_engine_init(&e, &c);
-        CHECK_EQ_INT(feed_headroom(&e, MSEC(0), 70 * MiB, total, &ev), 0);
-        CHECK_EQ_INT(feed_headroom(&e, MSEC(100), 60 * MiB, total, &ev), 0);
-        CHECK(!level_engine_headroom_floor_ahead(&e, total));
-        /* Exactly at the next read is not before it: 20 MiB left at 200 MiB/s. */
-        level_engine_init(&e, &c);
-        CHECK_EQ_INT(feed_headroom(&e, MSEC(0), 60 * MiB, total, &ev), 0);
-        CHECK_EQ_INT(feed_headroom(&e, MSEC(100), 40 * MiB, total, &ev), 0);
-        CHECK(!level_engine_headroom_floor_ahead(&e, total));
-
-        /* A load that stops (tight fit): the step's rate, not the trend's.
-         * 300 → 60 MiB in 1 s, then 60 → 58 MiB in 100 ms: 38 MiB left at
-         * 20 MiB/s is no OOM, although the 1.1 s trend falls 220 MiB/s. */
-        level_engine_init(&e, &c);
-        CHECK_EQ_INT(feed_headroom(&e, MSEC(0), 300 * MiB, total, &ev), 0);
-        CHECK_EQ_INT(feed_headroom(&e, MSEC(1000), 60 * MiB, total, &ev), 0);
-        CHECK_EQ_INT(feed_headroom(&e, MSEC(1100), 58 * MiB, total, &ev), 0);
-        CHECK(!level_engine_headroom_floor_ahead(&e, total));
-
-        /* Reads closer than 50 ms are skipped for the step: 70 MiB at 0,
-         * 41 MiB at 100 ms, 40 MiB at 110 ms: the step is 0 → 110 ms. */
-        level_engine_init(&e, &c);
-        level_engine_headroom_note(&e, MSEC(0), 70 * MiB);
-        level_engine_headroom_note(&e, MSEC(100), 41 * MiB);
-        level_engine_headroom_note(&e, MSEC(110), 40 * MiB);
-        CHECK(level_engine_headroom_floor_ahead(&e, total));
-        /* ... and a step older than 500 ms makes no rate: one read 600 ms ago. */
-        level_engine_init(&e, &c);
-        level_engine_headroom_note(&e, MSEC(0), 300 * MiB);
-        level_engine_headroom_note(&e, MSEC(600), 21 * MiB);
-        CHECK(!level_engine_headroom_floor_ahead(&e, total));
-        /* Rising, flat or a single read: nothing ahead. */
-        level_engine_init(&e, &c);
-        level_engine_headroom_note(&e, MSEC(0), 21 * MiB);
-        CHECK(!level_engine_headroom_floor_ahead(&e, total));
-        level_engine_headroom_note(&e, MSEC(100), 21 * MiB);
-        CHECK(!level_engine_headroom_floor_ahead(&e, total));
-        level_engine_headroom_note(&e, MSEC(200), 30 * MiB);
-        CHECK(!level_engine_headroom_floor_ahead(&e, total));
-        /* Under the floor already is the floor's, not the lookahead's. */
-        level_engine_headroom_note(&e, MSEC(300), 10 * MiB);
-        CHECK(!level_engine_headroom_floor_ahead(&e, total));
-        /* A disabled floor has nothing to look ahead to. */
-        c.headroom_floor_bytes = 0;
-        c.headroom_floor_permyriad = 0;
-        level_engine_init(&e, &c);
-        level_engine_headroom_note(&e, MSEC(0), 70 * MiB);
-        level_engine_headroom_note(&e, MSEC(100), 1 * MiB);
-        CHECK(!level_engine_headroom_floor_ahead(&e, total));
-}
-
 static void test_headroom_trend(void) {
         const uint64_t MiB = 1 << 20, total = 1000 * MiB;       /* floor 2 %: 20 MiB */
         LevelConfig c = config_default();
@@ -770,7 +694,6 @@ int main(void) {
         test_headroom();
         test_headroom_warning();
         test_headroom_trend();
-        test_headroom_floor_ahead();
         test_sample_oom();
         test_invalid_samples();
         return test_exit("test-level");

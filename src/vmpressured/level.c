@@ -285,8 +285,7 @@ static Level engine_classify(LevelEngine *e, const Sample *s, unsigned *ret_inde
                 return engine_reclaim(e, s, ret_index);
         case SAMPLE_HEADROOM:
                 level_engine_headroom_note(e, s->timestamp_usec, s->available_bytes);
-                if (!level_headroom_below_floor(&e->config, s->available_bytes, s->total_bytes) &&
-                    !level_engine_headroom_floor_ahead(e, s->total_bytes))
+                if (!level_headroom_below_floor(&e->config, s->available_bytes, s->total_bytes))
                         return engine_headroom_warning(e, s, ret_index);
                 *ret_index = 100;
                 return LEVEL_OOM;
@@ -439,39 +438,6 @@ usec_t level_engine_headroom_eta(const LevelEngine *e, uint64_t total_bytes, uin
         if (newest->available_bytes - floor > UINT64_MAX / USEC_PER_SEC)
                 return USEC_INFINITY;
         return (newest->available_bytes - floor) * USEC_PER_SEC / rate;
-}
-
-bool level_engine_headroom_floor_ahead(const LevelEngine *e, uint64_t total_bytes) {
-        const HeadroomTrend *t = &e->trend;
-        const HeadroomPoint *newest, *before = NULL;
-        uint64_t floor, fell, left;
-        usec_t span;
-
-        if (e->config.headroom_lookahead_usec == 0 || !level_headroom_floor_enabled(&e->config) || t->n < 2)
-                return false;
-        newest = &t->points[(t->next + LEVEL_TREND_POINTS - 1) % LEVEL_TREND_POINTS];
-        floor = headroom_floor(&e->config, total_bytes);
-        if (newest->available_bytes <= floor)
-                return false;           /* under it already: not ahead */
-        /* The newest read at least LEVEL_STEP_MIN_SPAN_USEC before it. */
-        for (unsigned i = 2; i <= t->n; i++) {
-                const HeadroomPoint *p = &t->points[(t->next + LEVEL_TREND_POINTS - i) % LEVEL_TREND_POINTS];
-                span = usec_sub(newest->timestamp_usec, p->timestamp_usec);
-                if (span > LEVEL_STEP_MAX_SPAN_USEC)
-                        return false;
-                if (span >= LEVEL_STEP_MIN_SPAN_USEC) {
-                        before = p;
-                        break;
-                }
-        }
-        if (!before || before->available_bytes <= newest->available_bytes)
-                return false;
-        span = newest->timestamp_usec - before->timestamp_usec;
-        fell = before->available_bytes - newest->available_bytes;
-        left = newest->available_bytes - floor;
-        /* left / (fell / span) < lookahead, without dividing:
-         * left * span < fell * lookahead (128-bit: both can be large). */
-        return (unsigned __int128) left * span < (unsigned __int128) fell * e->config.headroom_lookahead_usec;
 }
 
 bool level_engine_headroom_running_out(const LevelEngine *e, uint64_t total_bytes) {

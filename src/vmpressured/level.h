@@ -72,16 +72,6 @@ typedef struct LevelConfig {
          * headroom swings with its page cache): the manager sets it to 0 for
          * every cgroup scope. */
         usec_t warn_horizon_usec;               /* default 10 s */
-
-        /* A headroom read above the floor is under it all the same when, at
-         * the rate the headroom fell since the read before it (at least
-         * LEVEL_STEP_MIN_SPAN_USEC earlier), it would be under the floor
-         * within this long: the time to the next read, so that a fast fall
-         * is caught at the read before it crosses the floor instead of up
-         * to one interval after. 0: off. The manager sets it to the busy
-         * poll for the system scope alone (a cgroup's own headroom swings
-         * with its page cache); the engine's default is 0. */
-        usec_t headroom_lookahead_usec;
 } LevelConfig;
 
 /* The headroom trend: the fall rate is taken between the newest point and
@@ -89,11 +79,6 @@ typedef struct LevelConfig {
  * apart, so that two reads a few µs apart do not make a rate of noise). */
 #define LEVEL_TREND_WINDOW_USEC (2 * USEC_PER_SEC)
 #define LEVEL_TREND_MIN_SPAN_USEC (150 * USEC_PER_MSEC)
-/* The lookahead's rate: from the newest read and the newest one at least
- * this much older, and at most LEVEL_STEP_MAX_SPAN_USEC older (the rate of
- * the last step, not of the whole trend). */
-#define LEVEL_STEP_MIN_SPAN_USEC (50 * USEC_PER_MSEC)
-#define LEVEL_STEP_MAX_SPAN_USEC (500 * USEC_PER_MSEC)
 /* Points kept: 2 s of the 100 ms busy poll, and the reads between them. */
 #define LEVEL_TREND_POINTS 32
 /* WarnHorizonSec= warns only with at most a third of the memory available. */
@@ -199,7 +184,3 @@ usec_t level_engine_headroom_eta(const LevelEngine *e, uint64_t total_bytes, uin
 /* Whether an OOM of reclaim inefficiency or a stall may kill: the newest
  * headroom is under the floor, or its eta is within kill_horizon_usec. */
 bool level_engine_headroom_running_out(const LevelEngine *e, uint64_t total_bytes);
-/* True when the newest headroom read is above the floor but, at the rate it
- * fell since the read before it, would be under it within
- * headroom_lookahead_usec (see there). */
-bool level_engine_headroom_floor_ahead(const LevelEngine *e, uint64_t total_bytes);

@@ -592,8 +592,6 @@ static void scope_set_level_config(Manager *m, Scope *s) {
          * swings with its page cache (scope_memory_left()). */
         if (s->cgroup[0])
                 s->engine.config.warn_horizon_usec = 0;
-        /* The floor's lookahead too: the time to the next headroom read. */
-        s->engine.config.headroom_lookahead_usec = s->cgroup[0] ? 0 : m->config.params.poll.busy_usec;
 }
 
 static void scope_started(Manager *m, Scope *s) {
