@@ -514,6 +514,58 @@ static void test_invalid_samples(void) {
 
 /* The headroom trend that decides whether an OOM of reclaim inefficiency
  * may kill: a hog's headroom falls towards the floor, a thrash's stays. */
+/* The stall band: under twice the floor with tasks stalled since the read
+ * before is the OOM; without a stall (a tight fit holding there), or above
+ * the band, it is not. */
+static void test_headroom_stall_band(void) {
+        const uint64_t MiB = 1 << 20, total = 1000 * MiB;       /* floor 2 %: 20 MiB, band 40 MiB */
+        LevelConfig c = config_default();
+        LevelEngine e;
+        LevelEvent ev;
+        Sample in_band = { .kind = SAMPLE_HEADROOM, .available_bytes = 39 * MiB, .total_bytes = total,
+                           .stalled_usec = MSEC(1) };
+
+        c.warn_horizon_usec = 0;        /* the trend's warnings are test_headroom_trend()'s */
+        /* Off by default in the engine (the manager turns it on for the system). */
+        CHECK_EQ_U64(c.headroom_stall_usec, 0);
+        CHECK(!level_headroom_stall_band(&c, &in_band));
+        level_engine_init(&e, &c);
+        CHECK_EQ_INT(level_engine_feed(&e, &in_band, &ev), 0);
+
+        c.headroom_stall_usec = LEVEL_HEADROOM_STALL_USEC;
+        CHECK(level_headroom_stall_band(&c, &in_band));
+        level_engine_init(&e, &c);
+        in_band.timestamp_usec = SEC(1);
+        CHECK_EVENT(level_engine_feed(&e, &in_band, &ev), ev, LEVEL_OOM, LEVEL_NONE, 100, false,
+                    SAMPLE_HEADROOM, SEC(1));
+
+        /* A stall under the minimum, or none: no OOM. */
+        Sample x = in_band;
+        x.stalled_usec = MSEC(1) - 1;
+        CHECK(!level_headroom_stall_band(&c, &x));
+        x.stalled_usec = 0;
+        CHECK(!level_headroom_stall_band(&c, &x));
+        level_engine_init(&e, &c);
+        CHECK_EQ_INT(level_engine_feed(&e, &x, &ev), 0);
+        /* At twice the floor is out of the band ("under" is strict), with any stall. */
+        x = in_band;
+        x.available_bytes = 40 * MiB;
+        x.stalled_usec = SEC(1);
+        CHECK(!level_headroom_stall_band(&c, &x));
+        x.available_bytes = 40 * MiB - 1;
+        CHECK(level_headroom_stall_band(&c, &x));
+        /* A disabled floor has no band. */
+        c.headroom_floor_bytes = 0;
+        c.headroom_floor_permyriad = 0;
+        CHECK(!level_headroom_stall_band(&c, &in_band));
+        /* No overflow with a floor of more than half of UINT64_MAX: the band is everything. */
+        c.headroom_floor_bytes = UINT64_MAX / 2 + 1;
+        x = in_band;
+        x.available_bytes = UINT64_MAX - 1;
+        x.total_bytes = UINT64_MAX;
+        CHECK(level_headroom_stall_band(&c, &x));
+}
+
 static void test_headroom_trend(void) {
         const uint64_t MiB = 1 << 20, total = 1000 * MiB;       /* floor 2 %: 20 MiB */
         LevelConfig c = config_default();
@@ -694,6 +746,7 @@ int main(void) {
         test_headroom();
         test_headroom_warning();
         test_headroom_trend();
+        test_headroom_stall_band();
         test_sample_oom();
         test_invalid_samples();
         return test_exit("test-level");

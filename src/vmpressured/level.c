@@ -285,7 +285,8 @@ static Level engine_classify(LevelEngine *e, const Sample *s, unsigned *ret_inde
                 return engine_reclaim(e, s, ret_index);
         case SAMPLE_HEADROOM:
                 level_engine_headroom_note(e, s->timestamp_usec, s->available_bytes);
-                if (!level_headroom_below_floor(&e->config, s->available_bytes, s->total_bytes))
+                if (!level_headroom_below_floor(&e->config, s->available_bytes, s->total_bytes) &&
+                    !level_headroom_stall_band(&e->config, s))
                         return engine_headroom_warning(e, s, ret_index);
                 *ret_index = 100;
                 return LEVEL_OOM;
@@ -438,6 +439,16 @@ usec_t level_engine_headroom_eta(const LevelEngine *e, uint64_t total_bytes, uin
         if (newest->available_bytes - floor > UINT64_MAX / USEC_PER_SEC)
                 return USEC_INFINITY;
         return (newest->available_bytes - floor) * USEC_PER_SEC / rate;
+}
+
+bool level_headroom_stall_band(const LevelConfig *c, const Sample *s) {
+        uint64_t floor;
+
+        if (!c || !s || c->headroom_stall_usec == 0 || s->stalled_usec < c->headroom_stall_usec ||
+            !level_headroom_floor_enabled(c))
+                return false;
+        floor = headroom_floor(c, s->total_bytes);
+        return s->available_bytes < (floor > UINT64_MAX / 2 ? UINT64_MAX : 2 * floor);
 }
 
 bool level_engine_headroom_running_out(const LevelEngine *e, uint64_t total_bytes) {

@@ -41,6 +41,9 @@ typedef struct Sample {
         /* SAMPLE_HEADROOM */
         uint64_t available_bytes;
         uint64_t total_bytes;
+        /* How long tasks stalled on memory (PSI "some") since the previous
+         * headroom read; 0 when not known (see headroom_stall_usec). */
+        uint64_t stalled_usec;
 } Sample;
 
 typedef struct LevelConfig {
@@ -72,6 +75,16 @@ typedef struct LevelConfig {
          * headroom swings with its page cache): the manager sets it to 0 for
          * every cgroup scope. */
         usec_t warn_horizon_usec;               /* default 10 s */
+
+        /* The stall band: a headroom read under twice the floor is the OOM
+         * too when tasks stalled on memory for at least this long since the
+         * read before (Sample.stalled_usec): memory is nearly gone and the
+         * kernel already makes tasks wait to find more, the seed's "about
+         * to OOM". A load that holds there without stalls (a tight fit) is
+         * left alone. 0: off, the engine's default; the manager turns it
+         * on for the system scope alone (a cgroup's own headroom swings with
+         * its page cache). */
+        usec_t headroom_stall_usec;
 } LevelConfig;
 
 /* The headroom trend: the fall rate is taken between the newest point and
@@ -81,6 +94,9 @@ typedef struct LevelConfig {
 #define LEVEL_TREND_MIN_SPAN_USEC (150 * USEC_PER_MSEC)
 /* Points kept: 2 s of the 100 ms busy poll, and the reads between them. */
 #define LEVEL_TREND_POINTS 32
+/* The stall band's stall (headroom_stall_usec) where it is on: 1 ms of
+ * PSI "some" between two headroom reads. */
+#define LEVEL_HEADROOM_STALL_USEC (1 * USEC_PER_MSEC)
 /* WarnHorizonSec= warns only with at most a third of the memory available. */
 #define LEVEL_WARN_SHARE_DIVISOR 3
 
@@ -184,3 +200,6 @@ usec_t level_engine_headroom_eta(const LevelEngine *e, uint64_t total_bytes, uin
 /* Whether an OOM of reclaim inefficiency or a stall may kill: the newest
  * headroom is under the floor, or its eta is within kill_horizon_usec. */
 bool level_engine_headroom_running_out(const LevelEngine *e, uint64_t total_bytes);
+/* Whether a headroom sample is in the stall band (see headroom_stall_usec):
+ * under twice the floor, with a stall of at least headroom_stall_usec. */
+bool level_headroom_stall_band(const LevelConfig *c, const Sample *s);

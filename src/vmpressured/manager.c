@@ -351,6 +351,28 @@ static void scope_arm_idle_headroom(Manager *m, Scope *s, usec_t now, uint64_t t
         (void) sd_event_source_set_enabled(s->poll_timer, SD_EVENT_ONESHOT);
 }
 
+/* The system scope's stall since its previous headroom read (PSI "some",
+ * /proc/pressure/memory, into m->read_buf: nothing allocated), for the
+ * stall band; 0 when unknown or when that read is older than a second
+ * (the poll was idle in between: the stall is not this fall's). */
+static uint64_t scope_stalled_since_read(Manager *m, Scope *s, usec_t now) {
+        uint64_t prev = s->stall_some_usec, stalled = 0;
+        usec_t prev_at = s->stall_read_usec;
+        PsiStats st;
+
+        if (s->cgroup[0] || s->engine.config.headroom_stall_usec == 0)
+                return 0;
+        if (memory_stall_read(&m->env, NULL, m->read_buf, sizeof(m->read_buf), &st) < 0) {
+                s->stall_read_usec = 0;
+                return 0;
+        }
+        if (prev_at > 0 && now - prev_at <= USEC_PER_SEC && st.some.total_usec > prev)
+                stalled = st.some.total_usec - prev;
+        s->stall_some_usec = st.some.total_usec;
+        s->stall_read_usec = MAX(now, (usec_t) 1);
+        return stalled;
+}
+
 static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
         Scope *s = userdata;
         Manager *m = s->manager;
@@ -370,6 +392,7 @@ static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
                 log_debug_errno(r, "%s: reading headroom failed, ignoring: %m", s->name);
         else {
                 sample.timestamp_usec = now;
+                sample.stalled_usec = scope_stalled_since_read(m, s, now);
                 if (!scope_guard_hold(m, s, &sample))
                         manager_feed(m, s, &sample);
         }
@@ -592,6 +615,8 @@ static void scope_set_level_config(Manager *m, Scope *s) {
          * swings with its page cache (scope_memory_left()). */
         if (s->cgroup[0])
                 s->engine.config.warn_horizon_usec = 0;
+        /* The stall band too: the system's MemAvailable and PSI alone. */
+        s->engine.config.headroom_stall_usec = s->cgroup[0] ? 0 : LEVEL_HEADROOM_STALL_USEC;
 }
 
 static void scope_started(Manager *m, Scope *s) {
