@@ -42,8 +42,9 @@ struct Scope {
         uint64_t guard_mark_bytes;
         usec_t guard_grace_usec;        /* GuardSec=: cgroup v2, MEDIUM this long before the OOM */
         usec_t guard_entered_usec;      /* when the headroom fell into the band; 0: not in it */
-        /* The system scope's PSI "some" total at its last headroom read, for
-         * the stall band (level.h, headroom_stall_usec); time 0: none. */
+        /* The system scope's PSI "some" total at its last headroom read and
+         * when that read was, for the stall band (level.h,
+         * headroom_stall_usec); stall_read_usec 0: no read to compare with. */
         uint64_t stall_some_usec;
         usec_t stall_read_usec;
 };
