@@ -566,6 +566,40 @@ static void test_headroom_stall_band(void) {
         CHECK(level_headroom_stall_band(&c, &x));
 }
 
+/* Which stall a headroom read stands for: the growth since a read at most a
+ * second ago; else the PSI trigger's guaranteed stall when it woke the scope
+ * at most the given age ago (the first read of a fall); else none. */
+static void test_headroom_stall(void) {
+        const usec_t busy = MSEC(100);
+
+        /* A read 100 ms before: the growth, whatever the trigger says. */
+        CHECK_EQ_U64(level_headroom_stall(MSEC(25), MSEC(20), SEC(10), 0, 0, busy, SEC(10) + MSEC(100)), MSEC(5));
+        CHECK_EQ_U64(level_headroom_stall(MSEC(20), MSEC(20), SEC(10), SEC(10) + MSEC(50), MSEC(1), busy,
+                                          SEC(10) + MSEC(100)), 0);
+        /* Exactly a second ago still counts; a counter that went back is no stall. */
+        CHECK_EQ_U64(level_headroom_stall(MSEC(21), MSEC(20), SEC(10), 0, 0, busy, SEC(11)), MSEC(1));
+        CHECK_EQ_U64(level_headroom_stall(MSEC(19), MSEC(20), SEC(10), 0, 0, busy, SEC(11)), 0);
+        /* Older than a second, or no read at all: the total since is not this fall's... */
+        CHECK_EQ_U64(level_headroom_stall(MSEC(500), MSEC(20), SEC(10), 0, 0, busy, SEC(11) + 1), 0);
+        CHECK_EQ_U64(level_headroom_stall(MSEC(500), 0, 0, 0, 0, busy, SEC(11)), 0);
+        /* ...but the trigger that just woke the scope says there was one. */
+        CHECK_EQ_U64(level_headroom_stall(MSEC(500), 0, 0, SEC(11), MSEC(1), busy, SEC(11)), MSEC(1));
+        CHECK_EQ_U64(level_headroom_stall(MSEC(500), MSEC(20), SEC(1), SEC(11), MSEC(1), busy, SEC(11) + busy),
+                     MSEC(1));
+        /* A trigger event older than the given age, or in the future (a clock
+         * mix-up), says nothing about this read. */
+        CHECK_EQ_U64(level_headroom_stall(MSEC(500), 0, 0, SEC(11), MSEC(1), busy, SEC(11) + busy + 1), 0);
+        CHECK_EQ_U64(level_headroom_stall(MSEC(500), 0, 0, SEC(12), MSEC(1), busy, SEC(11)), 0);
+        /* A read "after" now (a clock mix-up) is not a read before. */
+        CHECK_EQ_U64(level_headroom_stall(MSEC(500), 0, SEC(12), 0, 0, busy, SEC(11)), 0);
+        /* What the band makes of it: the trigger's 1 ms is the band's stall. */
+        LevelConfig c = config_default();
+        c.headroom_stall_usec = LEVEL_HEADROOM_STALL_USEC;
+        Sample first = { .kind = SAMPLE_HEADROOM, .available_bytes = 30 << 20, .total_bytes = 1000ull << 20,
+                         .stalled_usec = level_headroom_stall(MSEC(500), 0, 0, SEC(11), MSEC(1), busy, SEC(11)) };
+        CHECK(level_headroom_stall_band(&c, &first));
+}
+
 static void test_headroom_trend(void) {
         const uint64_t MiB = 1 << 20, total = 1000 * MiB;       /* floor 2 %: 20 MiB */
         LevelConfig c = config_default();
@@ -747,6 +781,7 @@ int main(void) {
         test_headroom_warning();
         test_headroom_trend();
         test_headroom_stall_band();
+        test_headroom_stall();
         test_sample_oom();
         test_invalid_samples();
         return test_exit("test-level");

@@ -441,6 +441,16 @@ usec_t level_engine_headroom_eta(const LevelEngine *e, uint64_t total_bytes, uin
         return (newest->available_bytes - floor) * USEC_PER_SEC / rate;
 }
 
+uint64_t level_headroom_stall(uint64_t total_usec, uint64_t prev_total_usec, usec_t prev_at_usec,
+                              usec_t event_at_usec, uint64_t event_stall_usec, usec_t event_max_age_usec,
+                              usec_t now_usec) {
+        if (prev_at_usec > 0 && prev_at_usec <= now_usec && now_usec - prev_at_usec <= USEC_PER_SEC)
+                return total_usec > prev_total_usec ? total_usec - prev_total_usec : 0;
+        if (event_at_usec > 0 && event_at_usec <= now_usec && now_usec - event_at_usec <= event_max_age_usec)
+                return event_stall_usec;
+        return 0;
+}
+
 bool level_headroom_stall_band(const LevelConfig *c, const Sample *s) {
         uint64_t floor;
 

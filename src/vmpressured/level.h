@@ -41,8 +41,12 @@ typedef struct Sample {
         /* SAMPLE_HEADROOM */
         uint64_t available_bytes;
         uint64_t total_bytes;
-        /* How long tasks stalled on memory (PSI "some") since the previous
-         * headroom read; 0 when not known (see headroom_stall_usec). */
+        /* SAMPLE_HEADROOM: how long tasks stalled on memory (PSI "some")
+         * since the previous headroom read; 0 when not known (see
+         * headroom_stall_usec, level_headroom_stall()). SAMPLE_RECLAIM: the
+         * threshold of the kernel's PSI trigger when that trigger is what
+         * woke the source (at least this much stall within its window), 0
+         * for any other wake-up or sample. */
         uint64_t stalled_usec;
 } Sample;
 
@@ -200,6 +204,16 @@ usec_t level_engine_headroom_eta(const LevelEngine *e, uint64_t total_bytes, uin
 /* Whether an OOM of reclaim inefficiency or a stall may kill: the newest
  * headroom is under the floor, or its eta is within kill_horizon_usec. */
 bool level_engine_headroom_running_out(const LevelEngine *e, uint64_t total_bytes);
+/* The stall a headroom read stands for, for Sample.stalled_usec: the growth
+ * of PSI "some" (total_usec) since the read before (prev_total_usec at
+ * prev_at_usec) when that read was at most a second ago; else, when the
+ * kernel's PSI trigger woke the scope at most event_max_age_usec ago
+ * (event_at_usec; 0: never), the stall that trigger guarantees
+ * (event_stall_usec): the first read of a fall has no read before it, and
+ * the trigger fires at the first stall. 0 otherwise. Pure. */
+uint64_t level_headroom_stall(uint64_t total_usec, uint64_t prev_total_usec, usec_t prev_at_usec,
+                              usec_t event_at_usec, uint64_t event_stall_usec, usec_t event_max_age_usec,
+                              usec_t now_usec);
 /* Whether a headroom sample is in the stall band (see headroom_stall_usec):
  * under twice the floor, with a stall of at least headroom_stall_usec. */
 bool level_headroom_stall_band(const LevelConfig *c, const Sample *s);

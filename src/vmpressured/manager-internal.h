@@ -44,9 +44,14 @@ struct Scope {
         usec_t guard_entered_usec;      /* when the headroom fell into the band; 0: not in it */
         /* The system scope's PSI "some" total at its last headroom read and
          * when that read was, for the stall band (level.h,
-         * headroom_stall_usec); stall_read_usec 0: no read to compare with. */
+         * headroom_stall_usec); stall_read_usec 0: no read to compare with.
+         * When the kernel's PSI trigger last woke the scope's source and the
+         * stall it guarantees (Sample.stalled_usec of SAMPLE_RECLAIM); 0:
+         * never. */
         uint64_t stall_some_usec;
         usec_t stall_read_usec;
+        usec_t stall_event_usec;
+        uint64_t stall_event_stall_usec;
 };
 
 struct Manager {

@@ -224,6 +224,10 @@ void manager_feed(Manager *m, Scope *s, const Sample *sample) {
                 return;
         if (sample->kind != SAMPLE_HEADROOM) {
                 s->active_usec = sample->timestamp_usec;
+                if (sample->kind == SAMPLE_RECLAIM && sample->stalled_usec > 0) {
+                        s->stall_event_usec = MAX(sample->timestamp_usec, (usec_t) 1);
+                        s->stall_event_stall_usec = sample->stalled_usec;
+                }
                 scope_arm_headroom(s, source_now_usec());
         }
         if (level_engine_feed(&s->engine, sample, &ev) > 0) {
@@ -353,11 +357,12 @@ static void scope_arm_idle_headroom(Manager *m, Scope *s, usec_t now, uint64_t t
 
 /* The system scope's stall since its previous headroom read (PSI "some",
  * /proc/pressure/memory, into m->read_buf: nothing allocated), for the
- * stall band; 0 when unknown or when that read is older than a second
- * (the poll was idle in between: the stall is not this fall's). */
+ * stall band; level_headroom_stall() says which stall counts: the growth
+ * since a read at most a second ago, else the one the kernel's trigger
+ * reported if it woke the scope at most Poll BusyMSec= ago (the first read
+ * of a fall comes right after that wake-up). */
 static uint64_t scope_stalled_since_read(Manager *m, Scope *s, usec_t now) {
-        uint64_t prev = s->stall_some_usec, stalled = 0;
-        usec_t prev_at = s->stall_read_usec;
+        uint64_t stalled;
         PsiStats st;
 
         if (s->cgroup[0] || s->engine.config.headroom_stall_usec == 0)
@@ -366,8 +371,9 @@ static uint64_t scope_stalled_since_read(Manager *m, Scope *s, usec_t now) {
                 s->stall_read_usec = 0;
                 return 0;
         }
-        if (prev_at > 0 && now - prev_at <= USEC_PER_SEC && st.some.total_usec > prev)
-                stalled = st.some.total_usec - prev;
+        stalled = level_headroom_stall(st.some.total_usec, s->stall_some_usec, s->stall_read_usec,
+                                       s->stall_event_usec, s->stall_event_stall_usec,
+                                       m->config.params.poll.busy_usec, now);
         s->stall_some_usec = st.some.total_usec;
         s->stall_read_usec = MAX(now, (usec_t) 1);
         return stalled;

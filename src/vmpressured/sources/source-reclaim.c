@@ -130,9 +130,10 @@ static uint64_t counter_delta(uint64_t now, uint64_t before) {
         return now - before;    /* a counter never goes back; modulo 2^64 stays right */
 }
 
-/* Reads the counters and emits their deltas. 0, or negative errno when the
- * cgroup is gone (then the owner may have freed r). */
-static int reclaim_sample(ReclaimSource *r, usec_t now) {
+/* Reads the counters and emits their deltas; STALLED: the PSI trigger woke
+ * us (the sample carries the stall it guarantees). 0, or negative errno when
+ * the cgroup is gone (then the owner may have freed r). */
+static int reclaim_sample(ReclaimSource *r, usec_t now, bool stalled) {
         VmstatCounters c;
         Sample sample;
         int k;
@@ -151,6 +152,7 @@ static int reclaim_sample(ReclaimSource *r, usec_t now) {
                 .timestamp_usec = now,
                 .scanned = counter_delta(c.pgscan, r->last.pgscan),
                 .reclaimed = counter_delta(c.pgsteal, r->last.pgsteal),
+                .stalled_usec = stalled ? RECLAIM_WAKE_STALL_USEC : 0,
         };
         r->last = c;
         if (sample.scanned > 0)
@@ -175,7 +177,7 @@ static int reclaim_on_timer(sd_event_source *es, uint64_t usec, void *userdata) 
 
         if (r->dead)
                 return 0;
-        if (reclaim_sample(r, now) < 0)
+        if (reclaim_sample(r, now, false) < 0)
                 return 0;
         if (reclaim_keep_sampling(r, now))
                 reclaim_schedule(r, now);
@@ -187,10 +189,10 @@ static int reclaim_on_timer(sd_event_source *es, uint64_t usec, void *userdata) 
 }
 
 /* The kernel says something happened: sample now, then keep sampling. */
-static void reclaim_wake(ReclaimSource *r, usec_t now) {
+static void reclaim_wake(ReclaimSource *r, usec_t now, bool stalled) {
         r->wakeups++;
         r->active_usec = now;
-        if (reclaim_sample(r, now) < 0)
+        if (reclaim_sample(r, now, stalled) < 0)
                 return;
         if (!r->sampling)
                 reclaim_schedule(r, now);
@@ -207,7 +209,7 @@ static int reclaim_on_psi(sd_event_source *es, int fd, uint32_t revents, void *u
                 return 0;
         }
         if (revents & EPOLLPRI)
-                reclaim_wake(r, source_now_usec());
+                reclaim_wake(r, source_now_usec(), true);
         return 0;
 }
 
@@ -234,7 +236,7 @@ static int reclaim_on_events(sd_event_source *es, int fd, uint32_t revents, void
                 Sample sample = { .kind = SAMPLE_OOM, .timestamp_usec = now };
                 source_emit(&r->source, &sample);
         }
-        reclaim_wake(r, now);
+        reclaim_wake(r, now, false);
         return 0;
 }
 
