@@ -42,16 +42,12 @@ struct Scope {
         uint64_t guard_mark_bytes;
         usec_t guard_grace_usec;        /* GuardSec=: cgroup v2, MEDIUM this long before the OOM */
         usec_t guard_entered_usec;      /* when the headroom fell into the band; 0: not in it */
-        /* The system scope's PSI "some" total at its last headroom read and
-         * when that read was, for the stall band (level.h,
-         * headroom_stall_usec); stall_read_usec 0: no read to compare with.
-         * When the kernel's PSI trigger last woke the scope's source and the
-         * stall it guarantees (Sample.stalled_usec of SAMPLE_RECLAIM); 0:
-         * never. */
-        uint64_t stall_some_usec;
-        usec_t stall_read_usec;
-        usec_t stall_event_usec;
-        uint64_t stall_event_stall_usec;
+        /* The stall band's inputs (level.h, headroom_stall_usec;
+         * level_headroom_stall()), used for the system scope alone: */
+        uint64_t stall_some_usec;       /* PSI "some" total at the last headroom read */
+        usec_t stall_read_usec;         /* when that read was; 0: no read to compare with */
+        usec_t stall_event_usec;        /* when the source's PSI trigger last woke it; 0: never */
+        uint64_t stall_event_stall_usec; /* the stall that trigger guarantees (its threshold) */
 };
 
 struct Manager {

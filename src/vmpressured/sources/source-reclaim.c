@@ -21,6 +21,9 @@
  * nothing: no timer runs. Every sample is a SAMPLE_RECLAIM (zero deltas
  * too: they tell the owner that the kernel woke us, so it samples the
  * headroom), the level engine turns whole windows into the seed's levels.
+ * A sample taken because the PSI trigger fired carries the trigger's 1 ms
+ * as Sample.stalled_usec: the stall band counts it at the first headroom
+ * read of a fall (level_headroom_stall()).
  *
  * For the system scope with SystemPressure=machine only the reclaim of the
  * machine counts: /proc/vmstat's pgscan_kswapd/pgscan_direct leave out
