@@ -418,6 +418,7 @@ static void on_sample(Source *src, const Sample *sample, void *userdata) {
 }
 
 static Scope *scope_free(Scope *s);
+static void scope_close_stall_wake(Scope *s);
 static int unwatched_add(Manager *m, const char *cgroup, UnwatchedReason reason);
 
 /* A scope whose cgroup is gone gives its slot back: it is freed and its
@@ -475,6 +476,7 @@ static void on_gone(Source *src, int error, void *userdata) {
 static Scope *scope_free(Scope *s) {
         if (!s)
                 return NULL;
+        scope_close_stall_wake(s);
         source_free(s->source);
         sd_event_source_disable_unref(s->poll_timer);
         sd_event_source_disable_unref(s->deadline_timer);
@@ -494,6 +496,7 @@ static int scope_new(Manager *m, const char *name, const char *cgroup, Scope **r
         s->manager = m;
         s->source_type = _SOURCE_TYPE_INVALID;
         s->headroom = true;
+        s->stall_wake_fd = -EBADF;
         (void) snprintf(s->name, sizeof(s->name), "%s", name);
         (void) snprintf(s->cgroup, sizeof(s->cgroup), "%s", cgroup ?: "");
         level_engine_init(&s->engine, &m->config.level);
@@ -520,6 +523,102 @@ static void scope_describe(Manager *m, Scope *s) {
                 (void) snprintf(s->source_detail + n, sizeof(s->source_detail) - n,
                                 "%sMemAvailable read every %llums while idle (HeadroomSec=)", n ? "; " : "",
                                 (unsigned long long) (u / USEC_PER_MSEC));
+}
+
+/* The stall band (level_headroom_stall()) needs the kernel's word that
+ * tasks stalled on memory, early: the reclaim source's PSI trigger gives it
+ * on the unified layout. The other sources speak later -- on a hybrid layout
+ * memcg v1 raises the root's LOW only after whole vmpressure windows of
+ * reclaim, and the fast hog's headroom reads began then: 54 ms of stall
+ * (44-61) in 5 guest boots at 7f12d7c, against 13 on the unified layout.
+ * So the system scope of any other source gets a trigger of its own on
+ * /proc/pressure/memory, the reclaim source's ("some" 1 ms per window, the
+ * configured window, 2 s where the kernel refuses it): when it fires, the
+ * headroom is read at once and every BusyMSec= for QuietSec=, and its 1 ms
+ * counts for the band as the reclaim source's does. It adds no level of its
+ * own and no timer while nothing stalls. Nothing is allocated when it fires. */
+#define STALL_WAKE_STALL_USEC LEVEL_HEADROOM_STALL_USEC
+#define STALL_WAKE_UNPRIVILEGED_WINDOW_USEC (2 * USEC_PER_SEC)
+
+static void scope_close_stall_wake(Scope *s) {
+        s->stall_wake_event = sd_event_source_disable_unref(s->stall_wake_event);
+        if (s->stall_wake_fd >= 0)
+                (void) close(s->stall_wake_fd);
+        s->stall_wake_fd = -EBADF;
+        s->stall_wake_window_usec = 0;
+}
+
+static int on_stall_wake(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        Scope *s = userdata;
+        usec_t now = source_now_usec();
+
+        if (revents & (EPOLLERR | EPOLLHUP)) {
+                log_warning("%s: the PSI trigger on /proc/pressure/memory failed; the stall band waits for "
+                            "the %s source.", s->name, source_type_to_string(s->source_type));
+                return sd_event_source_set_enabled(es, SD_EVENT_OFF);
+        }
+        s->stall_wakeups++;
+        s->stall_event_usec = MAX(now, (usec_t) 1);
+        s->stall_event_stall_usec = STALL_WAKE_STALL_USEC;
+        s->active_usec = now;           /* headroom every BusyMSec= for QuietSec= (on_poll()) */
+        scope_arm_headroom(s, now);
+        return 0;
+}
+
+static int stall_wake_write(int fd, usec_t window_usec) {
+        char line[64];
+        int n;
+
+        /* The kernel replaces the last byte written with a NUL: send the NUL too. */
+        n = snprintf(line, sizeof(line), "some %" PRIu64 " %" PRIu64, (uint64_t) STALL_WAKE_STALL_USEC,
+                     (uint64_t) window_usec);
+        return write(fd, line, (size_t) n + 1) < 0 ? -errno : 0;
+}
+
+/* 0 also when there is nothing to open or the kernel has no PSI (said in
+ * the start-up log); -ENOMEM alone is an error. */
+static int scope_open_stall_wake(Manager *m, Scope *s) {
+        usec_t window = m->config.params.psi.window_usec;
+        char path[PATH_MAX + 32];
+        size_t n;
+        int r;
+
+        if (s->cgroup[0] || s->source_type == SOURCE_RECLAIM || s->engine.config.headroom_stall_usec == 0 ||
+            !level_headroom_floor_enabled(&s->engine.config) || !s->poll_timer)
+                return 0;
+        (void) snprintf(path, sizeof(path), "%s/pressure/memory", m->env.proc_root);
+        s->stall_wake_fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+        if (s->stall_wake_fd < 0) {
+                log_info_errno(errno, "%s: no PSI trigger for the stall band (%s: %m); its reads begin when the "
+                               "%s source speaks.", s->name, path, source_type_to_string(s->source_type));
+                s->stall_wake_fd = -EBADF;
+                return 0;
+        }
+        r = stall_wake_write(s->stall_wake_fd, window);
+        if (r == -EINVAL && window != STALL_WAKE_UNPRIVILEGED_WINDOW_USEC) {
+                window = STALL_WAKE_UNPRIVILEGED_WINDOW_USEC;
+                r = stall_wake_write(s->stall_wake_fd, window);
+        }
+        if (r >= 0)
+                r = sd_event_add_io(m->event, &s->stall_wake_event, s->stall_wake_fd, EPOLLPRI, on_stall_wake, s);
+        if (r < 0) {
+                log_info_errno(r, "%s: no PSI trigger for the stall band (%s: %m); its reads begin when the %s "
+                               "source speaks.", s->name, path, source_type_to_string(s->source_type));
+                scope_close_stall_wake(s);
+                return r == -ENOMEM ? r : 0;
+        }
+        s->stall_wake_window_usec = window;
+        n = strlen(s->source_detail);
+        (void) snprintf(s->source_detail + n, sizeof(s->source_detail) - n,
+                        "%sthe stall band's own PSI trigger: some %llums per %llums on %s%s", n ? "; " : "",
+                        (unsigned long long) (STALL_WAKE_STALL_USEC / USEC_PER_MSEC),
+                        (unsigned long long) (window / USEC_PER_MSEC), path,
+                        window == STALL_WAKE_UNPRIVILEGED_WINDOW_USEC &&
+                        m->config.params.psi.window_usec != window ? " (no CAP_SYS_RESOURCE: 2 s PSI windows)" : "");
+        log_info("%s: the stall band's headroom reads begin at a PSI trigger of their own: some %llums per %llums "
+                 "on %s.", s->name, (unsigned long long) (STALL_WAKE_STALL_USEC / USEC_PER_MSEC),
+                 (unsigned long long) (window / USEC_PER_MSEC), path);
+        return 0;
 }
 
 /* Tries the sources best first (or only the forced one) and says why each
@@ -580,6 +679,9 @@ static int scope_start(Manager *m, Scope *s) {
         r = sd_event_source_set_enabled(s->poll_timer, SD_EVENT_OFF);
         if (r < 0)
                 return r;
+        r = scope_open_stall_wake(m, s);
+        if (r == -ENOMEM)
+                return log_oom();
         scope_arm_idle_headroom(m, s, source_now_usec(), 0);
         return 0;
 }
@@ -647,6 +749,7 @@ static int scope_restart(Manager *m, Scope *s) {
         int r;
 
         s->source = source_free(s->source);
+        scope_close_stall_wake(s);
         s->poll_timer = sd_event_source_disable_unref(s->poll_timer);
         if (s->deadline_timer)
                 (void) sd_event_source_set_enabled(s->deadline_timer, SD_EVENT_OFF);
