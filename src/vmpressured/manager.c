@@ -512,6 +512,15 @@ static void scope_describe(Manager *m, Scope *s) {
         size_t n;
 
         source_describe(s->source, s->source_detail, sizeof(s->source_detail));
+        if (s->stall_wake_fd >= 0) {
+                n = strlen(s->source_detail);
+                (void) snprintf(s->source_detail + n, sizeof(s->source_detail) - n,
+                                "%sthe stall band's own PSI trigger: some %llums per %llums on %s/pressure/memory%s",
+                                n ? "; " : "", (unsigned long long) (LEVEL_HEADROOM_STALL_USEC / USEC_PER_MSEC),
+                                (unsigned long long) (s->stall_wake_window_usec / USEC_PER_MSEC), m->env.proc_root,
+                                s->stall_wake_window_usec != m->config.params.psi.window_usec ?
+                                " (no CAP_SYS_RESOURCE: 2 s PSI windows)" : "");
+        }
         if (s->cgroup[0] || u == 0)
                 return;
         n = strlen(s->source_detail);
@@ -580,7 +589,6 @@ static int stall_wake_write(int fd, usec_t window_usec) {
 static int scope_open_stall_wake(Manager *m, Scope *s) {
         usec_t window = m->config.params.psi.window_usec;
         char path[PATH_MAX + 32];
-        size_t n;
         int r;
 
         if (s->cgroup[0] || s->source_type == SOURCE_RECLAIM || s->engine.config.headroom_stall_usec == 0 ||
@@ -608,13 +616,7 @@ static int scope_open_stall_wake(Manager *m, Scope *s) {
                 return r == -ENOMEM ? r : 0;
         }
         s->stall_wake_window_usec = window;
-        n = strlen(s->source_detail);
-        (void) snprintf(s->source_detail + n, sizeof(s->source_detail) - n,
-                        "%sthe stall band's own PSI trigger: some %llums per %llums on %s%s", n ? "; " : "",
-                        (unsigned long long) (STALL_WAKE_STALL_USEC / USEC_PER_MSEC),
-                        (unsigned long long) (window / USEC_PER_MSEC), path,
-                        window == STALL_WAKE_UNPRIVILEGED_WINDOW_USEC &&
-                        m->config.params.psi.window_usec != window ? " (no CAP_SYS_RESOURCE: 2 s PSI windows)" : "");
+        scope_describe(m, s);           /* SourceDetails and status say it */
         log_info("%s: the stall band's headroom reads begin at a PSI trigger of their own: some %llums per %llums "
                  "on %s.", s->name, (unsigned long long) (STALL_WAKE_STALL_USEC / USEC_PER_MSEC),
                  (unsigned long long) (window / USEC_PER_MSEC), path);

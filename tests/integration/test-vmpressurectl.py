@@ -16,7 +16,10 @@
 - metrics parses as strict Prometheus text (promtext.py): HELP and TYPE for
   every family, the latency histogram's buckets never decrease and end at
   +Inf == _count; the simulated announcements are counted apart;
-- simulate as nobody is refused by the bus policy (exit 1), nothing happens."""
+- simulate as nobody is refused by the bus policy (exit 1), nothing happens;
+- where -.slice's source is not reclaim (memcg v1 on these hybrid hosts), its
+  SOURCE DETAIL line shows the stall band's own PSI trigger on
+  /proc/pressure/memory, and still does after a Reload()."""
 
 import json
 import os
@@ -29,6 +32,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vmptest as vt    # noqa: E402
 import vmpbus as vb     # noqa: E402
+import vmpfault as vf   # noqa: E402
 import promtext         # noqa: E402
 
 CTL = os.environ.get("VMPRESSURECTL")
@@ -153,6 +157,30 @@ def check_status(d, mc):
     expect(r, 0, "policies --json")
     p = json.loads(r.stdout)
     vt.check(len(p) == 3 and all(set(x) == {"unit", "scope", "file"} for x in p), f"policies --json: {p}")
+
+
+def system_detail():
+    r = ctl("status")
+    expect(r, 0, "status")
+    m = re.search(r"Source: (\S+)", r.stdout)
+    vt.check(m, f"status has no Source line:\n{r.stdout}")
+    return m.group(1), [l for l in r.stdout.splitlines() if l.startswith("-.slice ") and "own PSI trigger" in l]
+
+
+def check_stall_trigger():
+    src, lines = system_detail()
+    if src == "reclaim":
+        # The reclaim source's own trigger serves the band (its detail says "woken by PSI").
+        vt.log("-.slice uses the reclaim source: no trigger of the band's own to see")
+        return
+    vt.check(len(lines) == 1 and re.search(r"own PSI trigger: some 1ms per \d+ms on /proc/pressure/memory", lines[0]),
+             f"-.slice ({src}): status shows no stall-band PSI trigger: {lines}")
+    vt.log(f"-.slice ({src}): {lines[0]}")
+    mgr = vf.Manager()
+    vt.check(mgr.reload() is None, "Reload() of an unchanged configuration failed")
+    mgr.close()
+    src2, lines2 = system_detail()
+    vt.check(src2 == src and lines2 == lines, f"after Reload(): {src2} {lines2}, before: {src} {lines}")
 
 
 def metrics():
@@ -298,6 +326,7 @@ def main():
         d = vt.Daemon(f"--watch={mc.rel}", f"--policy-dir={pdir}", config=vb.FAST_LEVELS).start()
         vb.wait_name(vb.NAME)
         check_status(d, mc)
+        check_stall_trigger()
         system_level = check_simulate(d, mc)
         check_metrics(mc, system_level)
         d.stop()
