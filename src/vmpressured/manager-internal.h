@@ -48,9 +48,9 @@ struct Scope {
         usec_t stall_read_usec;         /* when that read was; 0: no read to compare with */
         usec_t stall_event_usec;        /* when the source's PSI trigger last woke it; 0: never */
         uint64_t stall_event_stall_usec; /* the stall that trigger guarantees (its threshold) */
-        /* Where the source has no PSI trigger of its own (memcg v1 on a hybrid
-         * layout, the syscall, PSI levels, vmstat): the manager's, on
-         * /proc/pressure/memory, for the system scope (scope_open_stall_wake()). */
+        /* On the memcg source (a hybrid layout), which has no PSI trigger of
+         * its own: the manager's, on /proc/pressure/memory, for the system
+         * scope (scope_open_stall_wake()). */
         int stall_wake_fd;              /* -EBADF when none */
         sd_event_source *stall_wake_event;
         usec_t stall_wake_window_usec;  /* the window the kernel accepted */

@@ -540,12 +540,16 @@ static void scope_describe(Manager *m, Scope *s) {
  * memcg v1 raises the root's LOW only after whole vmpressure windows of
  * reclaim, and the fast hog's headroom reads began then: 54 ms of stall
  * (44-61) in 5 guest boots at 7f12d7c, against 13 on the unified layout.
- * So the system scope of any other source gets a trigger of its own on
+ * So the system scope on memcg gets a trigger of its own on
  * /proc/pressure/memory, the reclaim source's ("some" 1 ms per window, the
  * configured window, 2 s where the kernel refuses it): when it fires, the
  * headroom is read at once and every BusyMSec= for QuietSec=, and its 1 ms
  * counts for the band as the reclaim source's does. It adds no level of its
- * own and no timer while nothing stalls. Nothing is allocated when it fires. */
+ * own and no timer while nothing stalls. Nothing is allocated when it fires.
+ * Not on the syscall source: there the daemon passes on the seed's own
+ * levels, and libvmpressure's two ways must agree (the guest's syscall
+ * layout, libvmpressure-same-records, saw the overflow's MEDIUM skipped when
+ * the band's OOM came first); psi has triggers of its own, vmstat polls. */
 #define STALL_WAKE_STALL_USEC LEVEL_HEADROOM_STALL_USEC
 #define STALL_WAKE_UNPRIVILEGED_WINDOW_USEC (2 * USEC_PER_SEC)
 
@@ -591,7 +595,7 @@ static int scope_open_stall_wake(Manager *m, Scope *s) {
         char path[PATH_MAX + 32];
         int r;
 
-        if (s->cgroup[0] || s->source_type == SOURCE_RECLAIM || s->engine.config.headroom_stall_usec == 0 ||
+        if (s->cgroup[0] || s->source_type != SOURCE_MEMCG || s->engine.config.headroom_stall_usec == 0 ||
             !level_headroom_floor_enabled(&s->engine.config) || !s->poll_timer)
                 return 0;
         (void) snprintf(path, sizeof(path), "%s/pressure/memory", m->env.proc_root);
