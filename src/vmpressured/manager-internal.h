@@ -46,7 +46,8 @@ struct Scope {
          * level_headroom_stall()), used for the system scope alone: */
         uint64_t stall_some_usec;       /* PSI "some" total at the last headroom read */
         usec_t stall_read_usec;         /* when that read was; 0: no read to compare with */
-        usec_t stall_event_usec;        /* when the source's PSI trigger last woke it; 0: never */
+        usec_t stall_event_usec;        /* when a PSI trigger last woke it (the reclaim source's, or
+                                         * stall_wake_fd below on memcg); 0: never */
         uint64_t stall_event_stall_usec; /* the stall that trigger guarantees (its threshold) */
         /* On the memcg source (a hybrid layout), which has no PSI trigger of
          * its own: the manager's, on /proc/pressure/memory, for the system
@@ -54,7 +55,7 @@ struct Scope {
         int stall_wake_fd;              /* -EBADF when none */
         sd_event_source *stall_wake_event;
         usec_t stall_wake_window_usec;  /* the window the kernel accepted */
-        uint64_t stall_wakeups;         /* how often it fired */
+        uint64_t stall_wakeups;         /* how often it fired (for a debugger: not exported yet) */
 };
 
 struct Manager {

@@ -549,7 +549,9 @@ static void scope_describe(Manager *m, Scope *s) {
  * Not on the syscall source: there the daemon passes on the seed's own
  * levels, and libvmpressure's two ways must agree (the guest's syscall
  * layout, libvmpressure-same-records, saw the overflow's MEDIUM skipped when
- * the band's OOM came first); psi has triggers of its own, vmstat polls. */
+ * the band's OOM came first); psi has triggers of its own, vmstat polls.
+ * The write with its 2 s fallback is the one source-reclaim.c and
+ * source-psi.c each have too: a shared helper in sources/ is left to do. */
 #define STALL_WAKE_STALL_USEC LEVEL_HEADROOM_STALL_USEC
 #define STALL_WAKE_UNPRIVILEGED_WINDOW_USEC (2 * USEC_PER_SEC)
 
