@@ -2,7 +2,8 @@
 /* read_small_file() and pread_full() on real files in a temporary
  * directory: the exact-fit and one-too-many sizes, the NUL and truncating
  * modes, /dev/null, a FIFO (must not block), a missing file, and a kept
- * descriptor read twice. */
+ * descriptor read twice; READ_FILE_ONE_READ on a regular file and on the
+ * kernel's seq_file texts in /proc, which it is for. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -78,6 +79,32 @@ static void test_kept_fd(int dfd) {
         (void) close(fd);
 }
 
+/* One read(2) gives what a loop to the end of the file gives: on a file of
+ * this directory, and on /proc texts made by a seq_file (one larger than
+ * any the scans read with it, and a 2-byte one). */
+static void test_one_read(int dfd) {
+        char a[4096], b[4096];
+
+        put(dfd, "seven", "1234567");
+        CHECK_EQ_INT(read_small_file(dfd, "seven", a, 8, READ_FILE_NUL | READ_FILE_ONE_READ), 7);
+        CHECK_STREQ(a, "1234567");
+        put(dfd, "eight", "12345678");
+        CHECK_EQ_INT(read_small_file(dfd, "eight", a, 8, READ_FILE_ONE_READ), -EFBIG);
+        CHECK_EQ_INT(read_small_file(dfd, "eight", a, 8, READ_FILE_NUL | READ_FILE_TRUNCATE | READ_FILE_ONE_READ), 7);
+        CHECK_STREQ(a, "1234567");
+
+        for (const char *const *f = (const char *const[]) { "/proc/self/limits", "/proc/self/oom_score_adj", NULL };
+             *f; f++) {
+                ssize_t la = read_small_file(AT_FDCWD, *f, a, sizeof(a), READ_FILE_NUL | READ_FILE_ONE_READ);
+                ssize_t lb = read_small_file(AT_FDCWD, *f, b, sizeof(b), READ_FILE_NUL);
+                CHECK(la > 0);
+                CHECK_EQ_INT(la, lb);
+                CHECK_STREQ(a, b);
+                if (strstr(*f, "limits"))
+                        CHECK(la > 1000);       /* more than one read of a small buffer would give */
+        }
+}
+
 int main(void) {
         int dfd;
 
@@ -91,6 +118,7 @@ int main(void) {
                 test_sizes(dfd);
                 test_fifo(dfd);
                 test_kept_fd(dfd);
+                test_one_read(dfd);
                 (void) unlinkat(dfd, "seven", 0);
                 (void) unlinkat(dfd, "eight", 0);
                 (void) unlinkat(dfd, "empty", 0);

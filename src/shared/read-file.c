@@ -24,11 +24,19 @@ ssize_t pread_full(int fd, char *buf, size_t size) {
 }
 
 ssize_t read_small_fd(int fd, char *buf, size_t size, ReadFileFlags flags) {
-        ssize_t n;
-
         /* A full buffer means the file may hold more: too large, or cut
          * one byte short of the buffer, whose last byte the NUL may need. */
-        n = pread_full(fd, buf, flags & READ_FILE_TRUNCATE ? size - 1 : size);
+        size_t want = flags & READ_FILE_TRUNCATE ? size - 1 : size;
+        ssize_t n;
+
+        if (flags & READ_FILE_ONE_READ) {
+                do
+                        n = pread(fd, buf, want, 0);
+                while (n < 0 && errno == EINTR);
+                if (n < 0)
+                        n = -errno;
+        } else
+                n = pread_full(fd, buf, want);
         if (n < 0)
                 return n;
         if ((size_t) n >= size)

@@ -19,6 +19,11 @@ ssize_t pread_full(int fd, char *buf, size_t size);
 typedef enum ReadFileFlags {
         READ_FILE_NUL      = 1 << 0,    /* write a NUL after what was read */
         READ_FILE_TRUNCATE = 1 << 1,    /* what does not fit is left unread instead of -EFBIG */
+        /* One pread(2), not a second one to see the end of the file: for
+         * the kernel's seq_file texts (/proc/<pid>/stat, oom_score_adj),
+         * whose first read returns all of the text that fits. It saves a
+         * system call a file where they are read by the thousand. */
+        READ_FILE_ONE_READ = 1 << 2,
 } ReadFileFlags;
 
 /* Reads fd whole into buf (from offset 0, as pread_full()): at most
