@@ -14,6 +14,7 @@
 #include "memory.h"
 #include "manager-internal.h"
 #include "proc-parse.h"
+#include "psi-trigger.h"
 #include "read-file.h"
 
 static void scope_rearm(Scope *s);
@@ -550,10 +551,8 @@ static void scope_describe(Manager *m, Scope *s) {
  * levels, and libvmpressure's two ways must agree (the guest's syscall
  * layout, libvmpressure-same-records, saw the overflow's MEDIUM skipped when
  * the band's OOM came first); psi has triggers of its own, vmstat polls.
- * The write with its 2 s fallback is the one source-reclaim.c and
- * source-psi.c each have too: a shared helper in sources/ is left to do. */
+ * The write and its 2 s fallback are the sources' own (psi-trigger.h). */
 #define STALL_WAKE_STALL_USEC LEVEL_HEADROOM_STALL_USEC
-#define STALL_WAKE_UNPRIVILEGED_WINDOW_USEC (2 * USEC_PER_SEC)
 
 static void scope_close_stall_wake(Scope *s) {
         s->stall_wake_event = sd_event_source_disable_unref(s->stall_wake_event);
@@ -580,16 +579,6 @@ static int on_stall_wake(sd_event_source *es, int fd, uint32_t revents, void *us
         return 0;
 }
 
-static int stall_wake_write(int fd, usec_t window_usec) {
-        char line[64];
-        int n;
-
-        /* The kernel replaces the last byte written with a NUL: send the NUL too. */
-        n = snprintf(line, sizeof(line), "some %" PRIu64 " %" PRIu64, (uint64_t) STALL_WAKE_STALL_USEC,
-                     (uint64_t) window_usec);
-        return write(fd, line, (size_t) n + 1) < 0 ? -errno : 0;
-}
-
 /* 0 also when there is nothing to open or the kernel has no PSI (said in
  * the start-up log); -ENOMEM alone is an error. */
 static int scope_open_stall_wake(Manager *m, Scope *s) {
@@ -608,11 +597,7 @@ static int scope_open_stall_wake(Manager *m, Scope *s) {
                 s->stall_wake_fd = -EBADF;
                 return 0;
         }
-        r = stall_wake_write(s->stall_wake_fd, window);
-        if (r == -EINVAL && window != STALL_WAKE_UNPRIVILEGED_WINDOW_USEC) {
-                window = STALL_WAKE_UNPRIVILEGED_WINDOW_USEC;
-                r = stall_wake_write(s->stall_wake_fd, window);
-        }
+        r = psi_trigger_write_or_2s(s->stall_wake_fd, "some", STALL_WAKE_STALL_USEC, &window);
         if (r >= 0)
                 r = sd_event_add_io(m->event, &s->stall_wake_event, s->stall_wake_fd, EPOLLPRI, on_stall_wake, s);
         if (r < 0) {

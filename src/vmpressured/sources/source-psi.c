@@ -11,11 +11,8 @@
 
 #include "log.h"
 #include "proc-parse.h"
+#include "psi-trigger.h"
 #include "source.h"
-
-/* Without CAP_SYS_RESOURCE the kernel refuses windows that are not a
- * multiple of 2 s (EINVAL: 1 s fails, 2 s works; docs/kernel.md#psi-windows). */
-#define PSI_UNPRIVILEGED_WINDOW_USEC (2 * USEC_PER_SEC)
 
 typedef struct PsiSource {
         Source source;
@@ -153,22 +150,11 @@ static int psi_on_trigger(sd_event_source *es, int fd, uint32_t revents, void *u
         return 0;
 }
 
-/* The kernel replaces the last byte written with a NUL: send the NUL too. */
-static int psi_write_trigger(int fd, const char *kind, usec_t stall_usec, usec_t window_usec) {
-        char line[64];
-        int n;
-
-        n = snprintf(line, sizeof(line), "%s %" PRIu64 " %" PRIu64, kind, stall_usec, window_usec);
-        if (write(fd, line, (size_t) n + 1) < 0)
-                return -errno;
-        return 0;
-}
-
 static int psi_arm(PsiSource *p, Level l) {
         static bool logged = false;
         int r;
 
-        r = psi_write_trigger(p->fd[l], psi_kind[l], psi_scaled_stall(p, l), p->window_usec);
+        r = psi_trigger_write(p->fd[l], psi_kind[l], psi_scaled_stall(p, l), p->window_usec);
         if (r != -EINVAL || p->window_usec == PSI_UNPRIVILEGED_WINDOW_USEC)
                 return r;
 
@@ -179,7 +165,7 @@ static int psi_arm(PsiSource *p, Level l) {
                 logged = true;
         }
         p->window_usec = PSI_UNPRIVILEGED_WINDOW_USEC;
-        return psi_write_trigger(p->fd[l], psi_kind[l], psi_scaled_stall(p, l), p->window_usec);
+        return psi_trigger_write(p->fd[l], psi_kind[l], psi_scaled_stall(p, l), p->window_usec);
 }
 
 static int psi_open_file(PsiSource *p) {

@@ -37,15 +37,13 @@
 
 #include "log.h"
 #include "proc-parse.h"
+#include "psi-trigger.h"
 #include "read-file.h"
 #include "source.h"
 
 /* The wake-up trigger: "some" 1 ms per window. The kernel refuses a
  * threshold of 0; 1 ms is its smallest meaningful stall. */
 #define RECLAIM_WAKE_STALL_USEC USEC_PER_MSEC
-/* Without CAP_SYS_RESOURCE the kernel accepts only multiples of 2 s
- * (docs/kernel.md#psi-windows). */
-#define RECLAIM_UNPRIVILEGED_WINDOW_USEC (2 * USEC_PER_SEC)
 
 typedef struct MemcgEvents {
         uint64_t high, max, oom, oom_kill;
@@ -243,18 +241,6 @@ static int reclaim_on_events(sd_event_source *es, int fd, uint32_t revents, void
         return 0;
 }
 
-/* The kernel replaces the last byte written with a NUL: send the NUL too. */
-static int reclaim_write_trigger(int fd, usec_t window_usec) {
-        char line[64];
-        int n;
-
-        n = snprintf(line, sizeof(line), "some %" PRIu64 " %" PRIu64, (uint64_t) RECLAIM_WAKE_STALL_USEC,
-                     window_usec);
-        if (write(fd, line, (size_t) n + 1) < 0)
-                return -errno;
-        return 0;
-}
-
 static int reclaim_open_psi(ReclaimSource *r, char *reason, size_t reason_size) {
         const Source *s = &r->source;
         usec_t window = s->params->psi.window_usec;
@@ -271,11 +257,7 @@ static int reclaim_open_psi(ReclaimSource *r, char *reason, size_t reason_size) 
                                 k == -ENOENT || k == -EOPNOTSUPP ? "does not exist" : strerror(-k));
                 return k;
         }
-        k = reclaim_write_trigger(r->psi_fd, window);
-        if (k == -EINVAL && window != RECLAIM_UNPRIVILEGED_WINDOW_USEC) {
-                window = RECLAIM_UNPRIVILEGED_WINDOW_USEC;
-                k = reclaim_write_trigger(r->psi_fd, window);
-        }
+        k = psi_trigger_write_or_2s(r->psi_fd, "some", RECLAIM_WAKE_STALL_USEC, &window);
         if (k < 0) {
                 (void) snprintf(reason, reason_size, "Writing a PSI trigger to %s failed: %s.", r->psi_path,
                                 strerror(-k));
@@ -414,8 +396,8 @@ static void reclaim_set_busy(Source *s, bool busy) {
 
 static void reclaim_describe(const Source *s, char *buf, size_t size) {
         const ReclaimSource *r = (const ReclaimSource *) s;
-        bool unprivileged = r->psi_window_usec >= RECLAIM_UNPRIVILEGED_WINDOW_USEC &&
-                            s->params->psi.window_usec < RECLAIM_UNPRIVILEGED_WINDOW_USEC;
+        bool unprivileged = r->psi_window_usec >= PSI_UNPRIVILEGED_WINDOW_USEC &&
+                            s->params->psi.window_usec < PSI_UNPRIVILEGED_WINDOW_USEC;
         char wake[160] = "no PSI";
 
         if (r->psi_window_usec > 0)

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Writing a PSI trigger (Documentation/accounting/psi.rst) to an open
+ * /proc/pressure/memory or a cgroup's memory.pressure: the one copy of the
+ * line's format and of the 2 s fallback, for the psi and reclaim sources and
+ * the stall band's own trigger. No allocation. */
+
+#include "macro.h"
+
+/* Without CAP_SYS_RESOURCE the kernel refuses windows that are not a
+ * multiple of 2 s (EINVAL: 1 s fails, 2 s works; docs/kernel.md#psi-windows). */
+#define PSI_UNPRIVILEGED_WINDOW_USEC (2 * USEC_PER_SEC)
+
+/* Writes "KIND STALL WINDOW" (kind "some" or "full", both in µs) to fd.
+ * 0, or negative errno: -EINVAL for a value the kernel refuses. */
+int psi_trigger_write(int fd, const char *kind, usec_t stall_usec, usec_t window_usec);
+
+/* psi_trigger_write() with *window_usec; where the kernel refuses that
+ * window (EINVAL) and it is not already 2 s, once more with 2 s and the
+ * same stall, and *window_usec says 2 s. A source that scales its stall to
+ * the window (psi) calls psi_trigger_write() itself. */
+int psi_trigger_write_or_2s(int fd, const char *kind, usec_t stall_usec, usec_t *window_usec);
