@@ -519,7 +519,7 @@ static void scope_describe(Manager *m, Scope *s) {
                                 "%sthe stall band's own PSI trigger: some %llums per %llums on %s/pressure/memory%s",
                                 n ? "; " : "", (unsigned long long) (LEVEL_HEADROOM_STALL_USEC / USEC_PER_MSEC),
                                 (unsigned long long) (s->stall_wake_window_usec / USEC_PER_MSEC), m->env.proc_root,
-                                s->stall_wake_window_usec != m->config.params.psi.window_usec ?
+                                s->stall_wake_window_usec != PSI_WAKE_WINDOW_USEC ?
                                 " (no CAP_SYS_RESOURCE: 2 s PSI windows)" : "");
         }
         if (s->cgroup[0] || u == 0)
@@ -542,8 +542,8 @@ static void scope_describe(Manager *m, Scope *s) {
  * reclaim, and the fast hog's headroom reads began then: 54 ms of stall
  * (44-61) in 5 guest boots at 7f12d7c, against 13 on the unified layout.
  * So the system scope on memcg gets a trigger of its own on
- * /proc/pressure/memory, the reclaim source's ("some" 1 ms per window, the
- * configured window, 2 s where the kernel refuses it): when it fires, the
+ * /proc/pressure/memory, the reclaim source's ("some" 1 ms per 500 ms,
+ * PSI_WAKE_WINDOW_USEC, 2 s where the kernel refuses it): when it fires, the
  * headroom is read at once and every BusyMSec= for QuietSec=, and its 1 ms
  * counts for the band as the reclaim source's does. It adds no level of its
  * own and no timer while nothing stalls. Nothing is allocated when it fires.
@@ -582,7 +582,7 @@ static int on_stall_wake(sd_event_source *es, int fd, uint32_t revents, void *us
 /* 0 also when there is nothing to open or the kernel has no PSI (said in
  * the start-up log); -ENOMEM alone is an error. */
 static int scope_open_stall_wake(Manager *m, Scope *s) {
-        usec_t window = m->config.params.psi.window_usec;
+        usec_t window = PSI_WAKE_WINDOW_USEC;
         char path[PATH_MAX + 32];
         int r;
 

@@ -12,6 +12,15 @@
  * multiple of 2 s (EINVAL: 1 s fails, 2 s works; docs/kernel.md#psi-windows). */
 #define PSI_UNPRIVILEGED_WINDOW_USEC (2 * USEC_PER_SEC)
 
+/* The window of the wake-up triggers ("some" 1 ms: the reclaim source's and
+ * the stall band's own), not [PSI] WindowSec=: the kernel's smallest
+ * (WINDOW_MIN_US). On the first stall after a quiet spell the kernel resets
+ * the triggers' windows and looks at them again only a tenth of the
+ * smallest window later (kernel/sched/psi.c: rtpoll_min_period), so a
+ * wake-up comes 50 ms after the first stall instead of 100 ms with 1 s; and
+ * at most once a window. Without CAP_SYS_RESOURCE: 2 s, as every window. */
+#define PSI_WAKE_WINDOW_USEC (500 * USEC_PER_MSEC)
+
 /* Writes "KIND STALL WINDOW" (kind "some" or "full", both in µs) to fd.
  * 0, or negative errno: -EINVAL for a value the kernel refuses. */
 int psi_trigger_write(int fd, const char *kind, usec_t stall_usec, usec_t window_usec);

@@ -6,7 +6,8 @@
  * for the machine), but nothing signals a change of a counter, so they are
  * read only while the kernel says reclaim is going on:
  *
- *  - a PSI trigger with the smallest stall (1 ms per window) on
+ *  - a PSI trigger with the smallest stall (1 ms per window, in the
+ *    kernel's smallest window, 500 ms: PSI_WAKE_WINDOW_USEC) on
  *    /proc/pressure/memory or the cgroup's memory.pressure: kswapd counts
  *    as a stalled task while it reclaims (balance_pgdat() runs under
  *    psi_memstall_enter()), so the trigger fires at the first reclaim;
@@ -243,7 +244,7 @@ static int reclaim_on_events(sd_event_source *es, int fd, uint32_t revents, void
 
 static int reclaim_open_psi(ReclaimSource *r, char *reason, size_t reason_size) {
         const Source *s = &r->source;
-        usec_t window = s->params->psi.window_usec;
+        usec_t window = PSI_WAKE_WINDOW_USEC;
         int k;
 
         if (s->cgroup[0])
@@ -336,8 +337,8 @@ static int reclaim_open(Source *s, char *reason, size_t reason_size) {
         int k;
 
         r->dir_fd = r->stat_fd = r->events_fd = r->psi_fd = -EBADF;
-        if (s->params->poll.busy_usec == 0 || s->params->psi.window_usec == 0) {
-                (void) snprintf(reason, reason_size, "The busy poll interval and the PSI window must not be 0.");
+        if (s->params->poll.busy_usec == 0) {
+                (void) snprintf(reason, reason_size, "The busy poll interval must not be 0.");
                 return -EINVAL;
         }
         k = reclaim_open_files(r, reason, reason_size);
@@ -396,8 +397,7 @@ static void reclaim_set_busy(Source *s, bool busy) {
 
 static void reclaim_describe(const Source *s, char *buf, size_t size) {
         const ReclaimSource *r = (const ReclaimSource *) s;
-        bool unprivileged = r->psi_window_usec >= PSI_UNPRIVILEGED_WINDOW_USEC &&
-                            s->params->psi.window_usec < PSI_UNPRIVILEGED_WINDOW_USEC;
+        bool unprivileged = r->psi_window_usec != PSI_WAKE_WINDOW_USEC;
         char wake[160] = "no PSI";
 
         if (r->psi_window_usec > 0)
