@@ -402,6 +402,12 @@ static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
                 sample.stalled_usec = scope_stalled_since_read(m, s, now);
                 if (!scope_guard_hold(m, s, &sample))
                         manager_feed(m, s, &sample);
+                /* After the feed and a kill it set off: bench/compare --log-level debug
+                 * shows each read of the band. */
+                if (!s->cgroup[0])
+                        log_debug("%s: headroom %llu KiB available, stall %llu us counted for the band, level %s.",
+                                  s->name, (unsigned long long) (sample.available_bytes / 1024),
+                                  (unsigned long long) sample.stalled_usec, level_to_string(s->engine.current));
         }
         if (s->gone || !s->headroom)
                 return 0;
@@ -576,6 +582,7 @@ static int on_stall_wake(sd_event_source *es, int fd, uint32_t revents, void *us
         s->stall_event_stall_usec = STALL_WAKE_STALL_USEC;
         s->active_usec = now;           /* headroom every BusyMSec= for QuietSec= (on_poll()) */
         scope_arm_headroom(s, now);
+        log_debug("%s: the stall band's PSI trigger fired.", s->name);
         return 0;
 }
 

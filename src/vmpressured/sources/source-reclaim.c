@@ -210,8 +210,14 @@ static int reclaim_on_psi(sd_event_source *es, int fd, uint32_t revents, void *u
                 reclaim_gone(r, r->source.cgroup[0] ? -ENOENT : -EIO);
                 return 0;
         }
-        if (revents & EPOLLPRI)
+        if (revents & EPOLLPRI) {
+                bool was_sampling = r->sampling;
+
                 reclaim_wake(r, source_now_usec(), true);
+                /* After the sample and what it set off (a kill comes first). */
+                log_debug("%s: the PSI trigger woke the reclaim source (%s).", r->source.scope,
+                          was_sampling ? "already sampling" : "it was idle");
+        }
         return 0;
 }
 
