@@ -29,6 +29,9 @@ ssize_t read_small_fd(int fd, char *buf, size_t size, ReadFileFlags flags) {
         size_t want = flags & READ_FILE_TRUNCATE ? size - 1 : size;
         ssize_t n;
 
+        /* READ_FILE_ONE_READ: what one read returns is taken as the whole
+         * file. The kernel's seq_file read fills the buffer with all of a
+         * text that fits, so for those texts it is. */
         if (flags & READ_FILE_ONE_READ) {
                 do
                         n = pread(fd, buf, want, 0);

@@ -526,7 +526,7 @@ static void scope_describe(Manager *m, Scope *s) {
                                 n ? "; " : "", (unsigned long long) (LEVEL_HEADROOM_STALL_USEC / USEC_PER_MSEC),
                                 (unsigned long long) (s->stall_wake_window_usec / USEC_PER_MSEC), m->env.proc_root,
                                 s->stall_wake_window_usec != PSI_WAKE_WINDOW_USEC ?
-                                " (no CAP_SYS_RESOURCE: 2 s PSI windows)" : "");
+                                PSI_UNPRIVILEGED_NOTE : "");
         }
         if (s->cgroup[0] || u == 0)
                 return;

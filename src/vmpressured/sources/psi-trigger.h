@@ -16,10 +16,15 @@
  * the stall band's own), not [PSI] WindowSec=: the kernel's smallest
  * (WINDOW_MIN_US). On the first stall after a quiet spell the kernel resets
  * the triggers' windows and looks at them again only a tenth of the
- * smallest window later (kernel/sched/psi.c: rtpoll_min_period), so a
- * wake-up comes 50 ms after the first stall instead of 100 ms with 1 s; and
- * at most once a window. Without CAP_SYS_RESOURCE: 2 s, as every window. */
+ * smallest window later (kernel/sched/psi.c: init_rtpoll_triggers(),
+ * rtpoll_min_period): a stall still going on then wakes the daemon 50 ms
+ * in, not 100 ms as with 1 s (a burst over before the reset is not counted:
+ * bench/README.md); at most once a window. Without CAP_SYS_RESOURCE: 2 s,
+ * as every window. */
 #define PSI_WAKE_WINDOW_USEC (500 * USEC_PER_MSEC)
+
+/* What status and the start-up log add where a trigger got 2 s instead. */
+#define PSI_UNPRIVILEGED_NOTE " (no CAP_SYS_RESOURCE: 2 s PSI windows)"
 
 /* Writes "KIND STALL WINDOW" (kind "some" or "full", both in µs) to fd.
  * 0, or negative errno: -EINVAL for a value the kernel refuses. */

@@ -410,7 +410,7 @@ static void reclaim_describe(const Source *s, char *buf, size_t size) {
                 (void) snprintf(wake, sizeof(wake), "PSI some 1 ms/%" PRIu64 " ms on %s%s",
                                 r->psi_window_usec / USEC_PER_MSEC,
                                 s->cgroup[0] ? "memory.pressure" : "/proc/pressure/memory",
-                                unprivileged ? " (no CAP_SYS_RESOURCE: 2 s PSI windows)" : "");
+                                unprivileged ? PSI_UNPRIVILEGED_NOTE : "");
         (void) snprintf(buf, size, "seed index from %s %s, woken by %s%s; sampled every %" PRIu64 " ms "
                         "while reclaiming",
                         s->cgroup[0] ? "memory.stat" : "/proc/vmstat",
