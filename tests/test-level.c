@@ -766,6 +766,102 @@ static void test_headroom_warning(void) {
         CHECK_EQ_INT(e.current, LEVEL_NONE);
 }
 
+/* An OOM that killed nothing because memory was left (the manager's
+ * scope_memory_left()): when it jumped over MEDIUM it is MEDIUM first, and
+ * the next OOM sample raises it; when it came from MEDIUM it stands, and an
+ * OOM from the floor after it is announced at once, not after RepeatSec=. */
+static void test_memory_left_grading(void) {
+        LevelConfig c = config_default();
+        LevelEngine e;
+        LevelEvent ev;
+
+        /* NONE -> OOM (memcg's "critical" first): graded to MEDIUM. */
+        level_engine_init(&e, &c);
+        CHECK_EVENT(feed_level(&e, SEC(1), LEVEL_OOM, 100, &ev), ev,
+                    LEVEL_OOM, LEVEL_NONE, 100, false, SAMPLE_LEVEL, SEC(1));
+        CHECK(!ev.graded);
+        CHECK_EQ_INT(level_engine_grade(&e, &ev), 1);
+        CHECK_EQ_INT(ev.level, LEVEL_MEDIUM);
+        CHECK_EQ_INT(ev.previous, LEVEL_NONE);
+        CHECK_EQ_INT(ev.index, 60);
+        CHECK(ev.graded);
+        CHECK_EQ_INT(e.current, LEVEL_MEDIUM);
+        CHECK_EQ_INT(e.index, 60);
+        CHECK(!e.seen[LEVEL_OOM]);
+        CHECK(e.seen[LEVEL_MEDIUM] && e.seen[LEVEL_LOW]);
+        /* MEDIUM is held as if its sample had come at 1 s. */
+        CHECK_EQ_U64(level_engine_next_deadline(&e), SEC(3));
+        /* A lower sample does not bring back the OOM nobody heard of. */
+        CHECK_EQ_INT(feed_level(&e, MSEC(3500), LEVEL_LOW, 10, &ev), 1);
+        CHECK_EQ_INT(ev.level, LEVEL_LOW);
+        CHECK_EQ_INT(ev.previous, LEVEL_MEDIUM);
+
+        /* The next OOM sample, however soon, raises it to OOM; that one is not graded again. */
+        level_engine_init(&e, &c);
+        CHECK_EQ_INT(feed_level(&e, SEC(1), LEVEL_OOM, 100, &ev), 1);
+        CHECK_EQ_INT(level_engine_grade(&e, &ev), 1);
+        CHECK_EVENT(feed_level(&e, SEC(1) + 1, LEVEL_OOM, 100, &ev), ev,
+                    LEVEL_OOM, LEVEL_MEDIUM, 100, false, SAMPLE_LEVEL, SEC(1) + 1);
+        CHECK_EQ_INT(level_engine_grade(&e, &ev), 0);
+        CHECK_EQ_INT(ev.level, LEVEL_OOM);
+        CHECK(!ev.graded);
+        CHECK_EQ_INT(e.current, LEVEL_OOM);
+
+        /* From LOW as from NONE. */
+        level_engine_init(&e, &c);
+        CHECK_EQ_INT(feed_level(&e, SEC(1), LEVEL_LOW, 0, &ev), 1);
+        CHECK_EQ_INT(feed_level(&e, SEC(2), LEVEL_OOM, 100, &ev), 1);
+        CHECK_EQ_INT(level_engine_grade(&e, &ev), 1);
+        CHECK_EQ_INT(ev.previous, LEVEL_LOW);
+        CHECK_EQ_INT(ev.level, LEVEL_MEDIUM);
+
+        /* Not graded: a repeat, a level below OOM, an OOM from MEDIUM. */
+        level_engine_init(&e, &c);
+        CHECK_EQ_INT(feed_level(&e, SEC(1), LEVEL_MEDIUM, 70, &ev), 1);
+        CHECK_EQ_INT(level_engine_grade(&e, &ev), 0);
+        CHECK_EQ_INT(ev.level, LEVEL_MEDIUM);
+        CHECK_EQ_INT(feed_level(&e, SEC(2), LEVEL_OOM, 100, &ev), 1);
+        CHECK_EQ_INT(level_engine_grade(&e, &ev), 0);
+        CHECK_EQ_INT(e.current, LEVEL_OOM);
+        CHECK_EQ_INT(feed_level(&e, SEC(4), LEVEL_OOM, 100, &ev), 1);
+        CHECK(ev.repeat);
+        CHECK_EQ_INT(level_engine_grade(&e, &ev), 0);
+        CHECK_EQ_INT(e.current, LEVEL_OOM);
+
+        /* Held (killed nothing): the floor's OOM 100 ms later is announced at
+         * once, as a repeat; without the hold it waits for RepeatSec= (1 s). */
+        for (int held = 0; held <= 1; held++) {
+                level_engine_init(&e, &c);
+                CHECK_EQ_INT(feed_level(&e, SEC(1), LEVEL_MEDIUM, 70, &ev), 1);
+                CHECK_EQ_INT(feed_level(&e, SEC(2), LEVEL_OOM, 100, &ev), 1);
+                if (held)
+                        level_engine_oom_held(&e);
+                /* Another reclaim OOM is rate limited either way. */
+                CHECK_EQ_INT(feed_level(&e, SEC(2) + MSEC(50), LEVEL_OOM, 100, &ev), 0);
+                if (held) {
+                        CHECK_EVENT(feed_headroom(&e, SEC(2) + MSEC(100), 1000, 1000000, &ev), ev,
+                                    LEVEL_OOM, LEVEL_OOM, 100, true, SAMPLE_HEADROOM, SEC(2) + MSEC(100));
+                        CHECK(!e.oom_held);
+                        /* Announced: the hold is spent, the next waits again. */
+                        CHECK_EQ_INT(feed_headroom(&e, SEC(2) + MSEC(200), 1000, 1000000, &ev), 0);
+                } else
+                        CHECK_EQ_INT(feed_headroom(&e, SEC(2) + MSEC(100), 1000, 1000000, &ev), 0);
+        }
+        /* The kernel's own OOM too; a headroom sample above the floor does not. */
+        level_engine_init(&e, &c);
+        CHECK_EQ_INT(feed_level(&e, SEC(1), LEVEL_MEDIUM, 70, &ev), 1);
+        CHECK_EQ_INT(feed_level(&e, SEC(2), LEVEL_OOM, 100, &ev), 1);
+        level_engine_oom_held(&e);
+        CHECK_EQ_INT(feed_headroom(&e, SEC(2) + MSEC(50), 900000, 1000000, &ev), 0);
+        CHECK(e.oom_held);
+        CHECK_EVENT(level_engine_feed(&e, &(Sample) { .kind = SAMPLE_OOM, .timestamp_usec = SEC(2) + MSEC(60) }, &ev),
+                    ev, LEVEL_OOM, LEVEL_OOM, 100, true, SAMPLE_OOM, SEC(2) + MSEC(60));
+        /* Not at OOM: nothing to hold. */
+        level_engine_init(&e, &c);
+        level_engine_oom_held(&e);
+        CHECK(!e.oom_held);
+}
+
 int main(void) {
         test_calc_index();
         test_level_from_index();
@@ -784,5 +880,6 @@ int main(void) {
         test_headroom_stall();
         test_sample_oom();
         test_invalid_samples();
+        test_memory_left_grading();
         return test_exit("test-level");
 }

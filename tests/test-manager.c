@@ -443,6 +443,96 @@ static void test_partial_cgroup_waits(void) {
         remove_dir("hybrid");
 }
 
+/* What the scope "g" announced, in order: the level, and whether graded or
+ * with memory left. */
+static Scope *g_scope;
+static struct {
+        Level level;
+        bool graded, memory_left, repeat;
+} g_seen[8];
+static size_t n_g_seen;
+
+static void on_g(Manager *m, const Scope *s, const LevelEvent *ev, void *userdata) {
+        if (s != g_scope || n_g_seen >= ELEMENTSOF(g_seen))
+                return;
+        g_seen[n_g_seen].level = ev->level;
+        g_seen[n_g_seen].graded = ev->graded;
+        g_seen[n_g_seen].memory_left = ev->memory_left;
+        g_seen[n_g_seen].repeat = ev->repeat;
+        n_g_seen++;
+}
+
+static bool g_seen_1(Manager *m) {
+        return n_g_seen >= 1;
+}
+
+static bool g_seen_2(Manager *m) {
+        return n_g_seen >= 2;
+}
+
+static bool g_seen_3(Manager *m) {
+        return n_g_seen >= 3;
+}
+
+/* A thrash: reclaim that frees nothing (the seed's index at 100: OOM) in a
+ * cgroup far from its limit. With memory left nothing is killed, so the OOM
+ * that jumped from NONE is announced MEDIUM first, the next window raises it
+ * to OOM (memory_left), and when the cgroup then reaches its limit the
+ * headroom's OOM is announced at once, although RepeatSec= (10 s here) has
+ * not passed: that is the one that may kill. */
+static void test_memory_left_graded(void) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        Config c;
+
+        config_init(&c);
+        c.source = SOURCE_VMSTAT;
+        c.params.poll.idle_usec = 20 * USEC_PER_MSEC;
+        c.params.poll.busy_usec = 20 * USEC_PER_MSEC;
+        c.level.repeat_usec = 10 * USEC_PER_SEC;
+        CHECK_EQ_INT(manager_new(&c, false, &m), 0);
+        if (!m)
+                return;
+        (void) snprintf(m->env.cgroup2_root, sizeof(m->env.cgroup2_root), "%s", root);
+        m->env.memcg_v1_root[0] = '\0';
+        make_cgroup("g");
+        put("g", "memory.max", "104857600\n");         /* 100 MiB */
+        put("g", "memory.current", "10485760\n");      /* 10 MiB used */
+        put("g", "memory.stat", "anon 0\nfile 0\ninactive_file 0\npgscan 0\npgsteal 0\n");
+        CHECK_EQ_INT(manager_add_phase_listener(m, MANAGER_LISTENER_ANNOUNCE, on_g, NULL), 0);
+        CHECK_EQ_INT(manager_start(m), 0);
+        CHECK_EQ_INT(manager_watch(m, "g", &g_scope), 1);
+        if (!g_scope)
+                return;
+        (void) run_until(m, g_seen_1, 100 * USEC_PER_MSEC);
+        CHECK_EQ_INT(n_g_seen, 0);
+
+        put("g", "memory.stat", "anon 0\nfile 0\ninactive_file 0\npgscan 1000\npgsteal 0\n");
+        CHECK(run_until(m, g_seen_1, USEC_PER_SEC));
+        CHECK_EQ_INT(g_seen[0].level, LEVEL_MEDIUM);
+        CHECK(g_seen[0].graded);
+        CHECK(!g_seen[0].memory_left);
+        CHECK_EQ_INT(g_scope->engine.current, LEVEL_MEDIUM);
+        CHECK_EQ_INT(g_scope->announced[LEVEL_OOM], 0);
+
+        put("g", "memory.stat", "anon 0\nfile 0\ninactive_file 0\npgscan 2000\npgsteal 0\n");
+        CHECK(run_until(m, g_seen_2, USEC_PER_SEC));
+        CHECK_EQ_INT(g_seen[1].level, LEVEL_OOM);
+        CHECK(!g_seen[1].graded);
+        CHECK(g_seen[1].memory_left);
+        CHECK(g_scope->engine.oom_held);
+
+        put("g", "memory.current", "104857600\n");     /* at the limit */
+        CHECK(run_until(m, g_seen_3, USEC_PER_SEC));
+        CHECK_EQ_INT(g_seen[2].level, LEVEL_OOM);
+        CHECK(g_seen[2].repeat);
+        CHECK(!g_seen[2].memory_left);
+        CHECK_EQ_INT(g_scope->engine.last_cause, SAMPLE_HEADROOM);
+
+        CHECK(unlink_in("g", "memory.max") == 0);
+        CHECK(unlink_in("g", "memory.current") == 0);
+        remove_cgroup("g");
+}
+
 int main(void) {
         if (!mkdtemp(root)) {
                 perror("mkdtemp");
@@ -452,6 +542,7 @@ int main(void) {
         test_listener_phases();
         test_headroom_armed_by_source();
         test_partial_cgroup_waits();
+        test_memory_left_graded();
         (void) rmdir(root);
         return test_exit("test-manager");
 }

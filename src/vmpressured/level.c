@@ -319,6 +319,7 @@ static int engine_emit(LevelEngine *e, Level level, unsigned index, bool repeat,
         e->current = level;
         e->index = index;
         e->last_emit_usec = MAX(e->last_emit_usec, ts);
+        e->oom_held = false;
         return 1;
 }
 
@@ -349,7 +350,12 @@ int level_engine_feed(LevelEngine *e, const Sample *s, LevelEvent *ret) {
                 return engine_emit(e, level, index, false, s->kind, ts, ret);
 
         if (level == e->current) {
-                if (usec_sub(ts, e->last_emit_usec) < e->config.repeat_usec)
+                /* An OOM that killed nothing for the memory left, then one
+                 * that says memory is gone: at once. */
+                bool at_once = e->oom_held && level == LEVEL_OOM &&
+                        (s->kind == SAMPLE_HEADROOM || s->kind == SAMPLE_OOM);
+
+                if (!at_once && usec_sub(ts, e->last_emit_usec) < e->config.repeat_usec)
                         return 0;
                 return engine_emit(e, level, index, true, s->kind, ts, ret);
         }
@@ -361,6 +367,24 @@ int level_engine_feed(LevelEngine *e, const Sample *s, LevelEvent *ret) {
         next = MAX(level, engine_effective(e, ts));
         return engine_emit(e, next, next == level ? index : level_nominal_index(&e->config, next),
                            false, s->kind, ts, ret);
+}
+
+int level_engine_grade(LevelEngine *e, LevelEvent *ev) {
+        if (!e || !ev || ev->level != LEVEL_OOM || ev->repeat || ev->previous >= LEVEL_MEDIUM ||
+            e->current != LEVEL_OOM)
+                return 0;
+        e->current = LEVEL_MEDIUM;
+        e->index = level_nominal_index(&e->config, LEVEL_MEDIUM);
+        e->seen[LEVEL_OOM] = false;
+        ev->level = LEVEL_MEDIUM;
+        ev->index = e->index;
+        ev->graded = true;
+        return 1;
+}
+
+void level_engine_oom_held(LevelEngine *e) {
+        if (e && e->current == LEVEL_OOM)
+                e->oom_held = true;
 }
 
 int level_engine_tick(LevelEngine *e, usec_t now_usec, LevelEvent *ret) {

@@ -127,6 +127,9 @@ typedef struct LevelEvent {
          * above the floor. Announced as OOM (the seed's level), but no process
          * is killed for it: memory is still there. */
         bool memory_left;
+        /* Set by level_engine_grade(): the kernel's OOM, with memory left,
+         * announced as MEDIUM because it jumped over MEDIUM. */
+        bool graded;
         /* Set by the manager with memory_left: the scope's memory stall
          * (PSI "full": all its tasks waiting on memory) as the kernel
          * averages it over 10 s, 60 s and 300 s, in hundredths of a percent,
@@ -148,6 +151,11 @@ typedef struct LevelEngine {
         uint64_t window_scanned;                /* reclaim accumulated towards one window */
         uint64_t window_reclaimed;
         HeadroomTrend trend;                    /* every headroom read, for the fall rate */
+        /* The OOM in force killed nothing (memory was left; the manager
+         * says so with level_engine_oom_held()): the next sample from the
+         * headroom or the kernel's OOM is announced at once, not after
+         * repeat_usec. Cleared by every announcement. */
+        bool oom_held;
 } LevelEngine;
 
 const char *level_to_string(Level l);
@@ -186,6 +194,19 @@ void level_engine_init(LevelEngine *e, const LevelConfig *c);
  * (rate-limited) repeat is to be announced, 0 otherwise; -EINVAL for a
  * sample of unknown kind or level (state unchanged). */
 int level_engine_feed(LevelEngine *e, const Sample *s, LevelEvent *ret);
+/* An OOM the engine just announced (ev, from level_engine_feed()) that
+ * jumped over MEDIUM, when the manager found memory left: the engine takes
+ * MEDIUM instead, with MEDIUM's nominal index, and forgets the OOM sample,
+ * so that the next sample at OOM raises the level to OOM (and a lower one
+ * does not bring back an OOM nobody heard of). ev says MEDIUM, graded.
+ * Returns 1 when it did that, 0 when ev was anything else (a repeat, a
+ * change from MEDIUM or from OOM, a level below OOM). */
+int level_engine_grade(LevelEngine *e, LevelEvent *ev);
+/* The OOM just announced killed nothing, because memory was left: an OOM
+ * sample that can only mean memory is gone (SAMPLE_HEADROOM at the floor or
+ * in the stall band, SAMPLE_OOM) is then announced at once, as a repeat,
+ * instead of up to repeat_usec later. No-op unless the engine is at OOM. */
+void level_engine_oom_held(LevelEngine *e);
 /* Time has passed with no sample. Returns 1 and fills *ret when the level drops. */
 int level_engine_tick(LevelEngine *e, usec_t now_usec, LevelEvent *ret);
 /* When level_engine_tick() next has something to do; USEC_INFINITY when at NONE. */

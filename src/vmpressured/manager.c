@@ -70,11 +70,11 @@ static void scope_announce(Scope *s, const LevelEvent *ev, usec_t now_usec) {
                 s->last_change_usec = now_usec;
 
         print_line(m, "level scope=%s level=%s previous=%s index=%u cause=%s source=%s repeat=%d "
-                   "t_usec=%" PRIu64 " latency_usec=%" PRIu64 "%s%s",
+                   "t_usec=%" PRIu64 " latency_usec=%" PRIu64 "%s%s%s",
                    s->name, level_to_string(ev->level), level_to_string(ev->previous), ev->index,
                    sample_kind_to_string(ev->cause), scope_source_name(s), ev->repeat,
                    ev->timestamp_usec, latency, s->simulated ? " simulated=1" : "",
-                   ev->memory_left ? " memory_left=1" : "");
+                   ev->memory_left ? " memory_left=1" : "", ev->graded ? " graded=1" : "");
 
         m->announcing = s;
         m->announcing_usec = now_usec;
@@ -96,10 +96,11 @@ static void scope_announce(Scope *s, const LevelEvent *ev, usec_t now_usec) {
                 log_struct_internal(LOG_NOTICE, MESSAGE_ID_LEVEL_CHANGE,
                                     (const char *const[]) { f_level, f_scope, f_index, f_source,
                                                             s->simulated ? "VMP_SIMULATED=1" : NULL, NULL },
-                                    "%s: memory pressure %s → %s (index %u, %s, %s%s).",
+                                    "%s: memory pressure %s → %s (index %u, %s, %s%s%s).",
                                     s->name, level_to_string(ev->previous), level_to_string(ev->level),
                                     ev->index, sample_kind_to_string(ev->cause), scope_source_name(s),
-                                    s->simulated ? ", simulated" : "");
+                                    s->simulated ? ", simulated" : "",
+                                    ev->graded ? "; the kernel said OOM with memory left: MEDIUM first" : "");
                 if (s == m->scopes[0])
                         notify_status(m);
         }
@@ -236,9 +237,23 @@ void manager_feed(Manager *m, Scope *s, const Sample *sample) {
                 /* sd_event_now() is the loop's wake-up time; the sample may be newer. */
                 now = MAX(now, source_now_usec());
                 ev.memory_left = scope_memory_left(m, s, &ev);
+                /* With memory left nothing is killed, so there is time for
+                 * the seed's levels in their order: an OOM that jumped over
+                 * MEDIUM (memcg v1 says "critical" before "medium" for some
+                 * thrashes) is MEDIUM first, for the MEDIUM subscribers and
+                 * the units' [Medium] Signal=, and the next OOM sample raises
+                 * it. An OOM with memory gone is never held back. */
+                if (ev.memory_left && level_engine_grade(&s->engine, &ev) > 0)
+                        ev.memory_left = false;
                 if (ev.memory_left)
                         scope_read_stall(m, s, &ev);
                 scope_announce(s, &ev, now);
+                /* The OOM killed nothing for the memory left (or a thrash
+                 * past its StallLimit=, and the pause between kills covers a
+                 * second): an OOM from the floor next must not wait for
+                 * RepeatSec= to be announced and to kill. */
+                if (ev.memory_left)
+                        level_engine_oom_held(&s->engine);
         }
         scope_set_busy(s, s->engine.current != LEVEL_NONE);
         scope_rearm(s);

@@ -12,7 +12,9 @@ the rest): the kernel's memory.pressure_level says "critical" within seconds
 to reclaim, so the headroom the daemon reads at that moment is above the floor
 (limit minus usage that cannot be reclaimed): the level line says
 memory_left=1, a "kill-held ... why=memory-left" line follows, nothing is
-killed, and the load and T's main process live through 6 s of it. The
+killed, and the load and T's main process live through 6 s of it. MEDIUM
+comes before that OOM: from memcg's own "medium", or, when the kernel said
+"critical" first, as the daemon's graded MEDIUM (graded=1). The
 shipped defaults (HeadroomFloor=2%, HoldSec=2s) are used.
 
 Before this rule the daemon killed the thrashing load at the first critical
@@ -51,6 +53,12 @@ def main():
         vt.check(oom.get("cause") != "headroom", f"the OOM came from the headroom floor, so the thrash did "
                                                  f"run the memcg out of memory (fixture broken): {oom['line']}")
         vt.check(str(oom.get("memory_left")) == "1", f"the thrash's OOM does not say memory_left=1: {oom['line']}")
+        # The seed's levels in order: MEDIUM before that OOM, from memcg's
+        # "medium" or, where the kernel said "critical" first, graded=1 (with
+        # memory left nothing is killed, so the OOM waits for its next sample).
+        medium = [e for e in d.find(vt.is_level(t.name, "medium")) if e["t_usec"] <= oom["t_usec"]]
+        vt.check(medium, f"no MEDIUM for {t.name} before its OOM: {oom['line']}")
+        vt.log(f"MEDIUM first: {medium[0]['line'] if medium else 'none'}")
         held = d.wait_for(lambda e: e["type"] == "kill-held" and e.get("scope") == t.name, 2,
                           f"a 'kill-held scope={t.name}' line")
         vt.check(held.get("why") == "memory-left", f"why={held.get('why')}: {held['line']}")
