@@ -42,6 +42,13 @@ struct Scope {
         uint64_t guard_mark_bytes;
         usec_t guard_grace_usec;        /* GuardSec=: cgroup v2, MEDIUM this long before the OOM */
         usec_t guard_entered_usec;      /* when the headroom fell into the band; 0: not in it */
+        /* cgroup v1: nothing throttles the unit in its band, so a headroom
+         * under twice the guard (the source's warning mark, at the usage
+         * limit - 2 x guard) is announced MEDIUM first, once each time it
+         * enters there; 0: no warning band (twice the guard is the whole
+         * limit or more, or cgroup v2). */
+        uint64_t guard_warn_bytes;
+        bool guard_warned;              /* MEDIUM said since the headroom was last above guard_warn_bytes */
         /* The stall band's inputs (level.h, headroom_stall_usec;
          * level_headroom_stall()), used for the system scope alone: */
         uint64_t stall_some_usec;       /* PSI "some" total at the last headroom read */

@@ -319,6 +319,32 @@ static int read_memory_high(Manager *m, const Scope *s, uint64_t *ret) {
         return memory_high_read(&m->env, s->cgroup, buf, sizeof(buf), ret);
 }
 
+/* Guard= on cgroup v1: nothing throttles the unit, so a hog crosses the
+ * guard band in a moment and the band's OOM (the kill) is the first level
+ * it would raise. A headroom under twice the guard, but not yet in the
+ * band, is announced MEDIUM first (the unit's [Medium] Signal= may free
+ * memory; the MEDIUM subscribers hear of it), once each time the headroom
+ * falls under twice the guard: a unit that stays there is not kept at
+ * MEDIUM, nor its headroom polled, for ever. The source's warning mark
+ * wakes the scope when the usage gets there. */
+static void scope_guard_warn_v1(Manager *m, Scope *s, const Sample *h) {
+        if (s->guard_warn_bytes == 0)
+                return;
+        if (h->available_bytes >= s->guard_warn_bytes) {
+                s->guard_warned = false;
+                return;
+        }
+        if (h->available_bytes < s->guard_bytes || s->guard_warned)
+                return;
+        s->guard_warned = true;
+        manager_feed(m, s, &(Sample) {
+                .kind = SAMPLE_LEVEL,
+                .timestamp_usec = h->timestamp_usec,
+                .level = LEVEL_MEDIUM,
+                .index = level_nominal_index(&s->engine.config, LEVEL_MEDIUM),
+        });
+}
+
 /* Guard= with GuardSec= on cgroup v2: while the unit's memory.high is at
  * the mark or below, the kernel throttles the unit in its guard band and
  * does not kill it, so the band is announced MEDIUM first (the unit's
@@ -328,7 +354,13 @@ static int read_memory_high(Manager *m, const Scope *s, uint64_t *ret) {
 static bool scope_guard_hold(Manager *m, Scope *s, const Sample *h) {
         uint64_t high;
 
-        if (s->guard_bytes == 0 || s->guard_grace_usec == 0 || m->env.memcg_v1_root[0] || s->simulated)
+        if (s->guard_bytes == 0 || s->simulated)
+                return false;
+        if (m->env.memcg_v1_root[0]) {
+                scope_guard_warn_v1(m, s, h);
+                return false;
+        }
+        if (s->guard_grace_usec == 0)
                 return false;
         if (h->available_bytes >= s->guard_bytes) {
                 s->guard_entered_usec = 0;
@@ -1283,10 +1315,12 @@ int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_per
         if (guard_bytes == 0 && guard_percent == 0) {
                 if (s->guard_bytes > 0)
                         log_info("%s: guard taken off.", s->name);
-                s->guard_bytes = s->guard_limit_bytes = s->guard_mark_bytes = 0;
+                s->guard_bytes = s->guard_limit_bytes = s->guard_mark_bytes = s->guard_warn_bytes = 0;
                 s->guard_grace_usec = s->guard_entered_usec = 0;
+                s->guard_warned = false;
                 scope_set_level_config(m, s);
-                (void) source_set_mark(s->source, 0);
+                (void) source_set_mark(s->source, SOURCE_MARK_GUARD, 0);
+                (void) source_set_mark(s->source, SOURCE_MARK_WARN, 0);
                 if (ret)
                         *ret = g;
                 return 0;
@@ -1296,8 +1330,10 @@ int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_per
                 return r;
         guard = guard_percent > 0 ? limit / 100 * guard_percent + limit % 100 * guard_percent / 100 : guard_bytes;
         if (guard >= limit) {
-                s->guard_bytes = 0;
+                s->guard_bytes = s->guard_warn_bytes = 0;
                 scope_set_level_config(m, s);
+                (void) source_set_mark(s->source, SOURCE_MARK_GUARD, 0);
+                (void) source_set_mark(s->source, SOURCE_MARK_WARN, 0);
                 return -ERANGE;
         }
         g = (ScopeGuard) {
@@ -1311,12 +1347,24 @@ int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_per
         s->guard_mark_bytes = g.mark_bytes;
         s->guard_grace_usec = grace_usec;
         scope_set_level_config(m, s);
+        s->guard_warn_bytes = 0;
         if (g.memcg_v1) {
-                r = source_set_mark(s->source, g.mark_bytes);
+                r = source_set_mark(s->source, SOURCE_MARK_GUARD, g.mark_bytes);
                 g.mark_armed = r >= 0;
                 if (r < 0 && r != -EOPNOTSUPP)
                         log_warning_errno(r, "%s: cannot arm the usage threshold of its guard, the headroom "
                                           "poll alone sees it: %m", s->name);
+                /* The warning band: twice the guard, where it fits below the limit. */
+                if (guard < limit / 2) {
+                        s->guard_warn_bytes = 2 * guard;
+                        g.warn_mark_bytes = limit - 2 * guard;
+                        r = source_set_mark(s->source, SOURCE_MARK_WARN, g.warn_mark_bytes);
+                        g.warn_armed = r >= 0;
+                        if (r < 0 && r != -EOPNOTSUPP)
+                                log_warning_errno(r, "%s: cannot arm the usage threshold of its guard's warning, "
+                                                  "the headroom poll alone sees it: %m", s->name);
+                } else
+                        (void) source_set_mark(s->source, SOURCE_MARK_WARN, 0);
         } else if (read_memory_high(m, s, &g.high_bytes) < 0)
                 g.high_bytes = UINT64_MAX;
         if (ret)

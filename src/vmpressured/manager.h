@@ -108,12 +108,17 @@ typedef struct ScopeGuard {
         uint64_t mark_bytes;            /* limit - guard: the usage where the guard band begins */
         bool memcg_v1;                  /* the limit is v1's memory.limit_in_bytes */
         bool mark_armed;                /* v1: the source wakes us when the usage crosses the mark */
+        uint64_t warn_mark_bytes;       /* v1: limit - 2 x guard, where MEDIUM comes first; 0: none */
+        bool warn_armed;                /* v1: the source wakes us when the usage crosses it */
         uint64_t high_bytes;            /* cgroup v2: memory.high now (UINT64_MAX: "max"); 0 on v1 */
 } ScopeGuard;
 
 /* Arms a guard on a watched cgroup's scope: reads its memory limit, takes
  * guard_bytes (or guard_percent of the limit) as the scope's headroom floor
- * and, on the v1 memcg source, a usage threshold at the mark. On cgroup v2,
+ * and, on the v1 memcg source, a usage threshold at the mark, and one at
+ * twice the guard below the limit, where a headroom under twice the guard
+ * is announced MEDIUM before the band's OOM (nothing throttles a v1
+ * memcg: the band itself is crossed in a moment). On cgroup v2,
  * while the cgroup's memory.high is at the mark or below (the kernel
  * throttles it there instead of killing), a headroom in the band is
  * announced MEDIUM for grace_usec before it is the OOM (0: at once). Both 0: the

@@ -241,13 +241,22 @@ void guard_apply(GuardTable *t, Manager *m, Scope *s, const Policy *p, sd_bus *b
                 return;
         }
         if (e->g.memcg_v1) {
-                guard_set_state(e, e->g.mark_armed ? GUARD_THRESHOLD : GUARD_FLOOR_ONLY, "%s at %s of the limit %s",
+                char w[32], warn[64] = "";
+
+                if (e->g.warn_mark_bytes > 0)
+                        (void) snprintf(warn, sizeof(warn), ", MEDIUM from %s",
+                                        format_size(w, sizeof(w), e->g.warn_mark_bytes));
+                guard_set_state(e, e->g.mark_armed ? GUARD_THRESHOLD : GUARD_FLOOR_ONLY, "%s at %s of the limit %s%s",
                                 e->g.mark_armed ? "usage threshold" : "headroom floor only, polled",
-                                format_size(a, sizeof(a), e->g.mark_bytes), format_size(b, sizeof(b), e->g.limit_bytes));
+                                format_size(a, sizeof(a), e->g.mark_bytes), format_size(b, sizeof(b), e->g.limit_bytes),
+                                warn);
                 log_info("%s: guard armed: %s %s below its limit of %s (cgroup v1: nothing throttles the unit, "
-                         "the daemon kills in the band).", unit,
+                         "the daemon kills in the band%s).", unit,
                          e->g.mark_armed ? "a usage threshold" : "the headroom floor",
-                         format_size(a, sizeof(a), e->g.guard_bytes), format_size(b, sizeof(b), e->g.limit_bytes));
+                         format_size(a, sizeof(a), e->g.guard_bytes), format_size(b, sizeof(b), e->g.limit_bytes),
+                         e->g.warn_mark_bytes == 0 ? "" :
+                         e->g.warn_armed ? "; MEDIUM first under twice the guard, a second threshold" :
+                                           "; MEDIUM first under twice the guard, polled");
                 return;
         }
         if (e->g.high_bytes == e->g.mark_bytes) {

@@ -43,9 +43,11 @@ typedef struct MemcgSource {
         int oom_fd;                             /* eventfd for memory.oom_control */
         sd_event_source *pressure_event[_LEVEL_MAX];
         sd_event_source *oom_event;
-        int mark_fd;                            /* eventfd for a usage threshold (Guard=), or -EBADF */
-        sd_event_source *mark_event;
-        uint64_t mark_bytes;
+        /* eventfds for the usage thresholds of a Guard= (its mark, and the
+         * warning mark below it), or -EBADF */
+        int mark_fd[_SOURCE_MARK_MAX];
+        sd_event_source *mark_event[_SOURCE_MARK_MAX];
+        uint64_t mark_bytes[_SOURCE_MARK_MAX];
         bool dead;
 } MemcgSource;
 
@@ -86,7 +88,8 @@ static void memcg_disable(MemcgSource *m) {
         for (Level l = LEVEL_LOW; l < _LEVEL_MAX; l++)
                 (void) sd_event_source_set_enabled(m->pressure_event[l], SD_EVENT_OFF);
         (void) sd_event_source_set_enabled(m->oom_event, SD_EVENT_OFF);
-        (void) sd_event_source_set_enabled(m->mark_event, SD_EVENT_OFF);
+        for (SourceMark k = 0; k < _SOURCE_MARK_MAX; k++)
+                (void) sd_event_source_set_enabled(m->mark_event[k], SD_EVENT_OFF);
 }
 
 /* Returns true (after handing the source to its owner, which may free it)
@@ -150,9 +153,10 @@ static int memcg_on_oom(sd_event_source *es, int fd, uint32_t revents, void *use
         return 0;
 }
 
-/* The usage crossed the mark (either way: the kernel signals both). It
+/* The usage crossed a mark (either way: the kernel signals both). It
  * names no level: an empty reclaim sample tells the owner to read the
- * headroom now, as the reclaim source's wake-ups do. */
+ * headroom now, as the reclaim source's wake-ups do; the headroom says
+ * which band the cgroup is in. */
 static int memcg_on_mark(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         MemcgSource *m = userdata;
         Sample sample;
@@ -261,9 +265,9 @@ static int memcg_register_oom(MemcgSource *m) {
 /* A usage threshold on memory.usage_in_bytes: the kernel checks it while
  * charging (every 128 pages charged or freed per CPU, mem_cgroup_threshold())
  * and signals the eventfd in the charging task, so the wake-up comes before
- * the charge that hits the limit. A new mark replaces the old one: closing
- * an eventfd unregisters it. */
-static int memcg_set_mark(Source *s, uint64_t usage_bytes) {
+ * the charge that hits the limit. A new mark replaces the old one of its
+ * kind (closing an eventfd unregisters it); 0 takes it off. */
+static int memcg_set_mark(Source *s, SourceMark which, uint64_t usage_bytes) {
         MemcgSource *m = (MemcgSource *) s;
         sd_event_source *event = NULL;
         char args[32];
@@ -271,7 +275,13 @@ static int memcg_set_mark(Source *s, uint64_t usage_bytes) {
 
         if (m->dead || m->dir_fd < 0)
                 return -ESTALE;
-        if (m->mark_fd >= 0 && m->mark_bytes == usage_bytes)
+        if (usage_bytes == 0) {
+                m->mark_event[which] = sd_event_source_disable_unref(m->mark_event[which]);
+                m->mark_fd[which] = safe_close(m->mark_fd[which]);
+                m->mark_bytes[which] = 0;
+                return 0;
+        }
+        if (m->mark_fd[which] >= 0 && m->mark_bytes[which] == usage_bytes)
                 return 0;
         fd = openat(m->dir_fd, "memory.usage_in_bytes", O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -284,11 +294,11 @@ static int memcg_set_mark(Source *s, uint64_t usage_bytes) {
                 safe_close(efd);
                 return r;
         }
-        m->mark_event = sd_event_source_disable_unref(m->mark_event);
-        m->mark_fd = safe_close(m->mark_fd);
-        m->mark_fd = efd;
-        m->mark_event = event;
-        m->mark_bytes = usage_bytes;
+        m->mark_event[which] = sd_event_source_disable_unref(m->mark_event[which]);
+        m->mark_fd[which] = safe_close(m->mark_fd[which]);
+        m->mark_fd[which] = efd;
+        m->mark_event[which] = event;
+        m->mark_bytes[which] = usage_bytes;
         return 0;
 }
 
@@ -297,7 +307,8 @@ static int memcg_open(Source *s, char *reason, size_t reason_size) {
         const char *file;
         int r;
 
-        m->mark_fd = -EBADF;
+        for (SourceMark k = 0; k < _SOURCE_MARK_MAX; k++)
+                m->mark_fd[k] = -EBADF;
         m->dir_fd = m->oom_fd = -EBADF;
         for (Level l = 0; l < _LEVEL_MAX; l++)
                 m->pressure_fd[l] = -EBADF;
@@ -328,8 +339,10 @@ static void memcg_close(Source *s) {
         }
         m->oom_event = sd_event_source_disable_unref(m->oom_event);
         m->oom_fd = safe_close(m->oom_fd);
-        m->mark_event = sd_event_source_disable_unref(m->mark_event);
-        m->mark_fd = safe_close(m->mark_fd);
+        for (SourceMark k = 0; k < _SOURCE_MARK_MAX; k++) {
+                m->mark_event[k] = sd_event_source_disable_unref(m->mark_event[k]);
+                m->mark_fd[k] = safe_close(m->mark_fd[k]);
+        }
         m->dir_fd = safe_close(m->dir_fd);
 }
 

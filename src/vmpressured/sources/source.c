@@ -249,10 +249,12 @@ Source *source_free(Source *s) {
         return NULL;
 }
 
-int source_set_mark(Source *s, uint64_t usage_bytes) {
+int source_set_mark(Source *s, SourceMark which, uint64_t usage_bytes) {
+        if (which < 0 || which >= _SOURCE_MARK_MAX)
+                return -EINVAL;
         if (!s || !s->ops->set_mark)
                 return -EOPNOTSUPP;
-        return s->ops->set_mark(s, usage_bytes);
+        return s->ops->set_mark(s, which, usage_bytes);
 }
 
 void source_describe(const Source *s, char *buf, size_t size) {

@@ -31,6 +31,13 @@ typedef void (*source_sample_handler_t)(Source *s, const Sample *sample, void *u
  * afterwards and the owner frees it. error is a negative errno. */
 typedef void (*source_gone_handler_t)(Source *s, int error, void *userdata);
 
+/* The usage thresholds a Guard= arms on the v1 memcg source. */
+typedef enum SourceMark {
+        SOURCE_MARK_GUARD,              /* limit - guard: the band where the daemon kills */
+        SOURCE_MARK_WARN,               /* limit - 2 x guard: MEDIUM first (v1: nothing throttles) */
+        _SOURCE_MARK_MAX,
+} SourceMark;
+
 typedef struct SourceOps {
         SourceType type;
         size_t size;                    /* of the implementation's struct, which starts with Source */
@@ -42,9 +49,10 @@ typedef struct SourceOps {
          * the start-up log; NULL when the type's name says it all. */
         void (*describe)(const Source *s, char *buf, size_t size);
         /* Wake the owner when the cgroup's usage crosses usage_bytes (a
-         * Guard=): 0, or negative errno. NULL where the kernel has another
-         * way (memory.high's "high" events) or none. */
-        int (*set_mark)(Source *s, uint64_t usage_bytes);
+         * Guard=: its mark, and on cgroup v1 the warning mark below it),
+         * 0 taking that mark off: 0, or negative errno. NULL where the
+         * kernel has another way (memory.high's "high" events) or none. */
+        int (*set_mark)(Source *s, SourceMark which, uint64_t usage_bytes);
 } SourceOps;
 
 struct Source {
@@ -82,7 +90,7 @@ Source *source_free(Source *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Source *, source_free);
 void source_set_busy(Source *s, bool busy);
 /* ops->set_mark(); -EOPNOTSUPP when the source has none. */
-int source_set_mark(Source *s, uint64_t usage_bytes);
+int source_set_mark(Source *s, SourceMark which, uint64_t usage_bytes);
 /* The describe() line, or "" when the source has none. */
 void source_describe(const Source *s, char *buf, size_t size);
 
