@@ -92,7 +92,8 @@ def main():
         if not GUARD_OFF:
             leads.sort()
             vt.log(f"MEDIUM before the OOM in {sum(warned)} of {RUNS} runs; lead median "
-                   f"{leads[len(leads) // 2] if leads else None} ms, min {leads[0] if leads else None} ms")
+                   f"{leads[len(leads) // 2] if leads else None} ms, min {leads[0] if leads else None} ms, "
+                   f"max {leads[-1] if leads else None} ms")
             # The same bound as the kill: a run where the kernel won may have had no OOM line at all.
             vt.check(sum(warned) >= NEEDED, f"MEDIUM came before the OOM in {sum(warned)} of {RUNS} runs, "
                                             f"{NEEDED} needed: {warned}")
