@@ -789,12 +789,47 @@ static void test_memory_left_grading(void) {
         CHECK_EQ_INT(e.index, 60);
         CHECK(!e.seen[LEVEL_OOM]);
         CHECK(e.seen[LEVEL_MEDIUM] && e.seen[LEVEL_LOW]);
-        /* MEDIUM is held as if its sample had come at 1 s. */
-        CHECK_EQ_U64(level_engine_next_deadline(&e), SEC(3));
-        /* A lower sample does not bring back the OOM nobody heard of. */
-        CHECK_EQ_INT(feed_level(&e, MSEC(3500), LEVEL_LOW, 10, &ev), 1);
-        CHECK_EQ_INT(ev.level, LEVEL_LOW);
-        CHECK_EQ_INT(ev.previous, LEVEL_MEDIUM);
+        /* No OOM sample follows (a memcg stuck at its limit says "critical"
+         * once): the OOM LEVEL_GRADE_USEC later, with the held sample's
+         * cause, then held HoldSec= from there. */
+        CHECK_EQ_U64(level_engine_next_deadline(&e), SEC(1) + LEVEL_GRADE_USEC);
+        CHECK_EQ_INT(level_engine_tick(&e, SEC(1) + LEVEL_GRADE_USEC - 1, &ev), 0);
+        CHECK_EVENT(level_engine_tick(&e, SEC(1) + LEVEL_GRADE_USEC, &ev), ev,
+                    LEVEL_OOM, LEVEL_MEDIUM, 100, false, SAMPLE_LEVEL, SEC(1) + LEVEL_GRADE_USEC);
+        CHECK(!ev.graded);
+        CHECK_EQ_U64(e.graded_oom_usec, 0);
+        CHECK_EQ_U64(level_engine_next_deadline(&e), SEC(3) + LEVEL_GRADE_USEC);
+        CHECK_EQ_INT(level_engine_tick(&e, SEC(3), &ev), 0);
+
+        /* A lower sample meanwhile neither brings the OOM early nor cancels
+         * it; the cause stays the held sample's (reclaim here). */
+        level_engine_init(&e, &c);
+        CHECK_EQ_INT(feed_reclaim(&e, SEC(1), 1000, 0, &ev), 1);
+        CHECK_EQ_INT(ev.level, LEVEL_OOM);
+        CHECK_EQ_INT(level_engine_grade(&e, &ev), 1);
+        CHECK_EQ_INT(feed_level(&e, SEC(1) + MSEC(50), LEVEL_LOW, 10, &ev), 0);
+        CHECK_EQ_INT(e.current, LEVEL_MEDIUM);
+        CHECK_EQ_INT(feed_headroom(&e, SEC(1) + MSEC(60), 900000, 1000000, &ev), 0);
+        CHECK_EVENT(level_engine_tick(&e, SEC(1) + LEVEL_GRADE_USEC, &ev), ev,
+                    LEVEL_OOM, LEVEL_MEDIUM, 100, false, SAMPLE_RECLAIM, SEC(1) + LEVEL_GRADE_USEC);
+
+        /* HoldSec=0: the graded MEDIUM falls before the OOM is due, and
+         * then nothing rises by itself. */
+        {
+                LevelConfig c0 = config_default();
+
+                c0.hold_usec = 0;
+                level_engine_init(&e, &c0);
+                CHECK_EQ_INT(feed_level(&e, SEC(1), LEVEL_OOM, 100, &ev), 1);
+                CHECK_EQ_INT(level_engine_grade(&e, &ev), 1);
+                CHECK_EQ_U64(level_engine_next_deadline(&e), SEC(1));
+                CHECK_EVENT(level_engine_tick(&e, SEC(1), &ev), ev,
+                            LEVEL_LOW, LEVEL_MEDIUM, 0, false, SAMPLE_LEVEL, SEC(1));
+                CHECK_EQ_U64(level_engine_next_deadline(&e), SEC(1) + LEVEL_GRADE_USEC);
+                CHECK_EQ_INT(level_engine_tick(&e, SEC(1) + LEVEL_GRADE_USEC, &ev), 0);
+                CHECK_EQ_INT(e.current, LEVEL_LOW);
+                CHECK_EQ_U64(e.graded_oom_usec, 0);
+        }
 
         /* The next OOM sample, however soon, raises it to OOM; that one is not graded again. */
         level_engine_init(&e, &c);
@@ -806,6 +841,9 @@ static void test_memory_left_grading(void) {
         CHECK_EQ_INT(ev.level, LEVEL_OOM);
         CHECK(!ev.graded);
         CHECK_EQ_INT(e.current, LEVEL_OOM);
+        /* That OOM came first: nothing is due any more. */
+        CHECK_EQ_U64(e.graded_oom_usec, 0);
+        CHECK_EQ_INT(level_engine_tick(&e, SEC(1) + LEVEL_GRADE_USEC, &ev), 0);
 
         /* From LOW as from NONE. */
         level_engine_init(&e, &c);

@@ -476,8 +476,9 @@ static bool g_seen_3(Manager *m) {
 
 /* A thrash: reclaim that frees nothing (the seed's index at 100: OOM) in a
  * cgroup far from its limit. With memory left nothing is killed, so the OOM
- * that jumped from NONE is announced MEDIUM first, the next window raises it
- * to OOM (memory_left), and when the cgroup then reaches its limit the
+ * that jumped from NONE is announced MEDIUM first; no further window comes,
+ * so the level timer raises it to OOM (memory_left) LEVEL_GRADE_USEC later;
+ * and when the cgroup then reaches its limit the
  * headroom's OOM is announced at once, although RepeatSec= (10 s here) has
  * not passed: that is the one that may kill. */
 static void test_memory_left_graded(void) {
@@ -514,9 +515,11 @@ static void test_memory_left_graded(void) {
         CHECK_EQ_INT(g_scope->engine.current, LEVEL_MEDIUM);
         CHECK_EQ_INT(g_scope->announced[LEVEL_OOM], 0);
 
-        put("g", "memory.stat", "anon 0\nfile 0\ninactive_file 0\npgscan 2000\npgsteal 0\n");
+        /* No more reclaim: the OOM held back comes LEVEL_GRADE_USEC later by
+         * the level timer, decided again (memory is still left). */
         CHECK(run_until(m, g_seen_2, USEC_PER_SEC));
         CHECK_EQ_INT(g_seen[1].level, LEVEL_OOM);
+        CHECK_EQ_INT(g_scope->engine.last_cause, SAMPLE_RECLAIM);
         CHECK(!g_seen[1].graded);
         CHECK(g_seen[1].memory_left);
         CHECK(g_scope->engine.oom_held);

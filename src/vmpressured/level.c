@@ -320,6 +320,8 @@ static int engine_emit(LevelEngine *e, Level level, unsigned index, bool repeat,
         e->index = index;
         e->last_emit_usec = MAX(e->last_emit_usec, ts);
         e->oom_held = false;
+        if (level == LEVEL_OOM)
+                e->graded_oom_usec = 0;
         return 1;
 }
 
@@ -376,6 +378,8 @@ int level_engine_grade(LevelEngine *e, LevelEvent *ev) {
         e->current = LEVEL_MEDIUM;
         e->index = level_nominal_index(&e->config, LEVEL_MEDIUM);
         e->seen[LEVEL_OOM] = false;
+        e->graded_oom_usec = MAX(usec_add(ev->timestamp_usec, LEVEL_GRADE_USEC), (usec_t) 1);
+        e->graded_cause = ev->cause;
         ev->level = LEVEL_MEDIUM;
         ev->index = e->index;
         ev->graded = true;
@@ -392,6 +396,18 @@ int level_engine_tick(LevelEngine *e, usec_t now_usec, LevelEvent *ret) {
 
         if (!e)
                 return -EINVAL;
+        if (e->graded_oom_usec != 0 && now_usec >= e->graded_oom_usec) {
+                e->graded_oom_usec = 0;
+                /* Held back as MEDIUM, and no sample raised it meanwhile:
+                 * the OOM now, as if its sample came now. */
+                if (e->current == LEVEL_MEDIUM) {
+                        for (Level l = LEVEL_LOW; l <= LEVEL_OOM; l++) {
+                                e->last_seen_usec[l] = e->seen[l] ? MAX(e->last_seen_usec[l], now_usec) : now_usec;
+                                e->seen[l] = true;
+                        }
+                        return engine_emit(e, LEVEL_OOM, 100, false, e->graded_cause, now_usec, ret);
+                }
+        }
         if (e->current == LEVEL_NONE)
                 return 0;
 
@@ -405,11 +421,12 @@ int level_engine_tick(LevelEngine *e, usec_t now_usec, LevelEvent *ret) {
 
 usec_t level_engine_next_deadline(const LevelEngine *e) {
         Level l = e->current;
+        usec_t d;
 
         if (l <= LEVEL_NONE || l >= _LEVEL_MAX)
                 return USEC_INFINITY;
-        return usec_add(e->last_seen_usec[l],
-                        l == LEVEL_LOW ? e->config.quiet_usec : e->config.hold_usec);
+        d = usec_add(e->last_seen_usec[l], l == LEVEL_LOW ? e->config.quiet_usec : e->config.hold_usec);
+        return e->graded_oom_usec != 0 ? MIN(d, e->graded_oom_usec) : d;
 }
 
 void level_engine_headroom_note(LevelEngine *e, usec_t timestamp_usec, uint64_t available_bytes) {

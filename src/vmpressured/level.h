@@ -98,6 +98,8 @@ typedef struct LevelConfig {
 #define LEVEL_TREND_MIN_SPAN_USEC (150 * USEC_PER_MSEC)
 /* Points kept: 2 s of the 100 ms busy poll, and the reads between them. */
 #define LEVEL_TREND_POINTS 32
+/* How long level_engine_grade() holds an OOM back as MEDIUM at most. */
+#define LEVEL_GRADE_USEC (100 * USEC_PER_MSEC)
 /* The stall band's stall (headroom_stall_usec) where it is on: 1 ms of
  * PSI "some" between two headroom reads. */
 #define LEVEL_HEADROOM_STALL_USEC (1 * USEC_PER_MSEC)
@@ -151,6 +153,11 @@ typedef struct LevelEngine {
         uint64_t window_scanned;                /* reclaim accumulated towards one window */
         uint64_t window_reclaimed;
         HeadroomTrend trend;                    /* every headroom read, for the fall rate */
+        /* level_engine_grade() held an OOM back as MEDIUM: it is announced
+         * at this time (level_engine_tick()) unless an OOM sample came
+         * first; 0: none held. */
+        usec_t graded_oom_usec;
+        SampleKind graded_cause;                /* the kind of the sample held back */
         /* The OOM in force killed nothing (memory was left; the manager
          * says so with level_engine_oom_held()): the next sample from the
          * headroom or the kernel's OOM is announced at once, not after
@@ -196,18 +203,23 @@ void level_engine_init(LevelEngine *e, const LevelConfig *c);
 int level_engine_feed(LevelEngine *e, const Sample *s, LevelEvent *ret);
 /* An OOM the engine just announced (ev, from level_engine_feed()) that
  * jumped over MEDIUM, when the manager found memory left: the engine takes
- * MEDIUM instead, with MEDIUM's nominal index, and forgets the OOM sample,
- * so that the next sample at OOM raises the level to OOM (and a lower one
- * does not bring back an OOM nobody heard of). ev says MEDIUM, graded.
- * Returns 1 when it did that, 0 when ev was anything else (a repeat, a
- * change from MEDIUM or from OOM, a level below OOM). */
+ * MEDIUM instead, with MEDIUM's nominal index, and forgets the OOM sample
+ * (a lower sample does not bring back an OOM nobody heard of). The OOM
+ * comes with the next sample at OOM, or LEVEL_GRADE_USEC after this one
+ * by level_engine_tick() (the kernel may say "critical" once and then
+ * nothing: a memcg stuck at its limit), whichever is first. ev says
+ * MEDIUM, graded. Returns 1 when it did that, 0 when ev was anything else
+ * (a repeat, a change from MEDIUM or from OOM, a level below OOM). */
 int level_engine_grade(LevelEngine *e, LevelEvent *ev);
 /* The OOM just announced killed nothing, because memory was left: an OOM
  * sample that can only mean memory is gone (SAMPLE_HEADROOM at the floor or
  * in the stall band, SAMPLE_OOM) is then announced at once, as a repeat,
  * instead of up to repeat_usec later. No-op unless the engine is at OOM. */
 void level_engine_oom_held(LevelEngine *e);
-/* Time has passed with no sample. Returns 1 and fills *ret when the level drops. */
+/* Time has passed with no sample. Returns 1 and fills *ret when the level
+ * drops, or when an OOM level_engine_grade() held back is due (a rise to
+ * OOM with the cause of the sample that was held: the manager decides
+ * again whether memory is left). */
 int level_engine_tick(LevelEngine *e, usec_t now_usec, LevelEvent *ret);
 /* When level_engine_tick() next has something to do; USEC_INFINITY when at NONE. */
 usec_t level_engine_next_deadline(const LevelEngine *e);

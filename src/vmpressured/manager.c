@@ -218,6 +218,30 @@ static void scope_read_stall(Manager *m, Scope *s, LevelEvent *ev) {
         ev->stall_full_permyriad[2] = st.full.avg300_permyriad;
 }
 
+/* What the engine decided, with what only the manager can read: whether an
+ * OOM finds memory left (then it kills nothing), and the stall then. */
+static void scope_decide_announce(Manager *m, Scope *s, LevelEvent *ev, usec_t now) {
+        ev->memory_left = scope_memory_left(m, s, ev);
+        /* With memory left nothing is killed, so there is time for the
+         * seed's levels in their order: an OOM that jumped over MEDIUM
+         * (memcg v1 says "critical" before "medium" for some thrashes) is
+         * MEDIUM first, for the MEDIUM subscribers and the units' [Medium]
+         * Signal=, and the OOM follows with the next OOM sample or
+         * LEVEL_GRADE_USEC later (level_engine_tick(), back here to decide
+         * again). An OOM with memory gone is never held back. */
+        if (ev->memory_left && level_engine_grade(&s->engine, ev) > 0)
+                ev->memory_left = false;
+        if (ev->memory_left)
+                scope_read_stall(m, s, ev);
+        scope_announce(s, ev, now);
+        /* The OOM killed nothing for the memory left (or a thrash past its
+         * StallLimit=, and the pause between kills covers a second): an OOM
+         * from the floor next must not wait for RepeatSec= to be announced
+         * and to kill. */
+        if (ev->memory_left)
+                level_engine_oom_held(&s->engine);
+}
+
 void manager_feed(Manager *m, Scope *s, const Sample *sample) {
         LevelEvent ev;
         usec_t now = 0;
@@ -235,25 +259,7 @@ void manager_feed(Manager *m, Scope *s, const Sample *sample) {
         if (level_engine_feed(&s->engine, sample, &ev) > 0) {
                 (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
                 /* sd_event_now() is the loop's wake-up time; the sample may be newer. */
-                now = MAX(now, source_now_usec());
-                ev.memory_left = scope_memory_left(m, s, &ev);
-                /* With memory left nothing is killed, so there is time for
-                 * the seed's levels in their order: an OOM that jumped over
-                 * MEDIUM (memcg v1 says "critical" before "medium" for some
-                 * thrashes) is MEDIUM first, for the MEDIUM subscribers and
-                 * the units' [Medium] Signal=, and the next OOM sample raises
-                 * it. An OOM with memory gone is never held back. */
-                if (ev.memory_left && level_engine_grade(&s->engine, &ev) > 0)
-                        ev.memory_left = false;
-                if (ev.memory_left)
-                        scope_read_stall(m, s, &ev);
-                scope_announce(s, &ev, now);
-                /* The OOM killed nothing for the memory left (or a thrash
-                 * past its StallLimit=, and the pause between kills covers a
-                 * second): an OOM from the floor next must not wait for
-                 * RepeatSec= to be announced and to kill. */
-                if (ev.memory_left)
-                        level_engine_oom_held(&s->engine);
+                scope_decide_announce(m, s, &ev, MAX(now, source_now_usec()));
         }
         scope_set_busy(s, s->engine.current != LEVEL_NONE);
         scope_rearm(s);
@@ -283,7 +289,7 @@ static int on_deadline(sd_event_source *es, uint64_t usec, void *userdata) {
         LevelEvent ev;
 
         if (level_engine_tick(&s->engine, usec, &ev) > 0)
-                scope_announce(s, &ev, usec);
+                scope_decide_announce(s->manager, s, &ev, usec);
         scope_set_busy(s, s->engine.current != LEVEL_NONE);
         scope_rearm(s);
         return 0;
