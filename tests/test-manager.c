@@ -297,6 +297,26 @@ static bool h_back_to_none(Manager *m) {
         return h_scope->engine.current == LEVEL_NONE && h_scope->announced[LEVEL_NONE] > 0;
 }
 
+/* A manager of c on the vmstat source, polling every 20 ms, over the fake
+ * cgroup2 tree, and the cgroup cg made there with a limit of 100 MiB, 10 MiB
+ * of it used; NULL when the manager cannot be made. */
+static Manager *manager_with_limited_cgroup(Config *c, const char *cg) {
+        Manager *m = NULL;
+
+        c->source = SOURCE_VMSTAT;
+        c->params.poll.idle_usec = 20 * USEC_PER_MSEC;
+        c->params.poll.busy_usec = 20 * USEC_PER_MSEC;
+        CHECK_EQ_INT(manager_new(c, false, &m), 0);
+        if (!m)
+                return NULL;
+        (void) snprintf(m->env.cgroup2_root, sizeof(m->env.cgroup2_root), "%s", root);
+        m->env.memcg_v1_root[0] = '\0';
+        make_cgroup(cg);
+        put(cg, "memory.max", "104857600\n");          /* 100 MiB */
+        put(cg, "memory.current", "10485760\n");       /* 10 MiB used */
+        return m;
+}
+
 /* Headroom is read only after the source said something, and no longer
  * once the scope is back at NONE and QuietSec= passed: an idle scope reads
  * nothing and keeps no timer on. (The headroom timer used to run from the
@@ -306,20 +326,12 @@ static void test_headroom_armed_by_source(void) {
         Config c;
 
         config_init(&c);
-        c.source = SOURCE_VMSTAT;
-        c.params.poll.idle_usec = 20 * USEC_PER_MSEC;
-        c.params.poll.busy_usec = 20 * USEC_PER_MSEC;
         c.level.hold_usec = 50 * USEC_PER_MSEC;
         c.level.quiet_usec = 200 * USEC_PER_MSEC;
         c.level.repeat_usec = 50 * USEC_PER_MSEC;
-        CHECK_EQ_INT(manager_new(&c, false, &m), 0);
+        m = manager_with_limited_cgroup(&c, "h");
         if (!m)
                 return;
-        (void) snprintf(m->env.cgroup2_root, sizeof(m->env.cgroup2_root), "%s", root);
-        m->env.memcg_v1_root[0] = '\0';
-        make_cgroup("h");
-        put("h", "memory.max", "104857600\n");         /* 100 MiB */
-        put("h", "memory.current", "10485760\n");      /* 10 MiB used */
         CHECK_EQ_INT(manager_start(m), 0);
         CHECK_EQ_INT(manager_watch(m, "h", &h_scope), 1);
         if (!h_scope)
@@ -486,18 +498,10 @@ static void test_memory_left_graded(void) {
         Config c;
 
         config_init(&c);
-        c.source = SOURCE_VMSTAT;
-        c.params.poll.idle_usec = 20 * USEC_PER_MSEC;
-        c.params.poll.busy_usec = 20 * USEC_PER_MSEC;
         c.level.repeat_usec = 10 * USEC_PER_SEC;
-        CHECK_EQ_INT(manager_new(&c, false, &m), 0);
+        m = manager_with_limited_cgroup(&c, "g");
         if (!m)
                 return;
-        (void) snprintf(m->env.cgroup2_root, sizeof(m->env.cgroup2_root), "%s", root);
-        m->env.memcg_v1_root[0] = '\0';
-        make_cgroup("g");
-        put("g", "memory.max", "104857600\n");         /* 100 MiB */
-        put("g", "memory.current", "10485760\n");      /* 10 MiB used */
         put("g", "memory.stat", "anon 0\nfile 0\ninactive_file 0\npgscan 0\npgsteal 0\n");
         CHECK_EQ_INT(manager_add_phase_listener(m, MANAGER_LISTENER_ANNOUNCE, on_g, NULL), 0);
         CHECK_EQ_INT(manager_start(m), 0);
