@@ -286,10 +286,15 @@ int manager_simulate(Manager *m, Scope *s, Level level) {
 
 static int on_deadline(sd_event_source *es, uint64_t usec, void *userdata) {
         Scope *s = userdata;
+        usec_t now = MAX(usec, source_now_usec());
         LevelEvent ev;
 
-        if (level_engine_tick(&s->engine, usec, &ev) > 0)
-                scope_decide_announce(s->manager, s, &ev, usec);
+        /* The time it runs, not the time it was due (the timer may fire up
+         * to its 10 ms accuracy late): an OOM held back as MEDIUM is
+         * announced with the time the daemon decided it, so its latency
+         * (t_usec to the subscribers) is the daemon's alone. */
+        if (level_engine_tick(&s->engine, now, &ev) > 0)
+                scope_decide_announce(s->manager, s, &ev, now);
         scope_set_busy(s, s->engine.current != LEVEL_NONE);
         scope_rearm(s);
         return 0;
