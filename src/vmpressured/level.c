@@ -8,7 +8,11 @@
  *  - MEDIUM and OOM are held for hold_usec after their last sample, LOW for
  *    quiet_usec (then "Normal"), so a level does not flap at every sample
  *    that lands just under a threshold;
- *  - the same level is announced again at most every repeat_usec.
+ *  - the same level is announced again at most every repeat_usec, but an
+ *    OOM from the headroom or the kernel's OOM right after an OOM that
+ *    killed nothing (level_engine_oom_held()) is announced at once;
+ *  - an OOM held back as MEDIUM (level_engine_grade()) is announced with
+ *    the next OOM sample, or LEVEL_GRADE_USEC later by level_engine_tick().
  * A level "expires" at exactly last_seen + hold: "held for 2 s" means the
  * sample at 2 s after the last one already sees the lower level, and
  * level_engine_next_deadline() returns that same instant.

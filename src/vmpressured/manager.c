@@ -330,6 +330,16 @@ static int read_memory_high(Manager *m, const Scope *s, uint64_t *ret) {
         return memory_high_read(&m->env, s->cgroup, buf, sizeof(buf), ret);
 }
 
+/* A guard's MEDIUM, as if the kernel had named it, with MEDIUM's nominal index. */
+static void scope_feed_medium(Manager *m, Scope *s, usec_t timestamp_usec) {
+        manager_feed(m, s, &(Sample) {
+                .kind = SAMPLE_LEVEL,
+                .timestamp_usec = timestamp_usec,
+                .level = LEVEL_MEDIUM,
+                .index = level_nominal_index(&s->engine.config, LEVEL_MEDIUM),
+        });
+}
+
 /* Guard= on cgroup v1: nothing throttles the unit, so a hog crosses the
  * guard band in a moment and the band's OOM (the kill) is the first level
  * it would raise. A headroom under twice the guard, but not yet in the
@@ -348,12 +358,7 @@ static void scope_guard_warn_v1(Manager *m, Scope *s, const Sample *h) {
         if (h->available_bytes < s->guard_bytes || s->guard_warned)
                 return;
         s->guard_warned = true;
-        manager_feed(m, s, &(Sample) {
-                .kind = SAMPLE_LEVEL,
-                .timestamp_usec = h->timestamp_usec,
-                .level = LEVEL_MEDIUM,
-                .index = level_nominal_index(&s->engine.config, LEVEL_MEDIUM),
-        });
+        scope_feed_medium(m, s, h->timestamp_usec);
 }
 
 /* Guard= with GuardSec= on cgroup v2: while the unit's memory.high is at
@@ -361,7 +366,8 @@ static void scope_guard_warn_v1(Manager *m, Scope *s, const Sample *h) {
  * does not kill it, so the band is announced MEDIUM first (the unit's
  * [Medium] Signal= may free memory) and is the OOM (the headroom sample,
  * under the floor: the kill) only after the grace. True when the sample was
- * held back and MEDIUM fed instead. On v1 nothing throttles: at once. */
+ * held back and MEDIUM fed instead. On v1 nothing throttles: the band is
+ * the OOM at once, and its warning comes before it (scope_guard_warn_v1()). */
 static bool scope_guard_hold(Manager *m, Scope *s, const Sample *h) {
         uint64_t high;
 
@@ -383,12 +389,7 @@ static bool scope_guard_hold(Manager *m, Scope *s, const Sample *h) {
                 s->guard_entered_usec = MAX(h->timestamp_usec, (usec_t) 1);
         } else if (h->timestamp_usec - s->guard_entered_usec >= s->guard_grace_usec)
                 return false;           /* the grace is over: the OOM */
-        manager_feed(m, s, &(Sample) {
-                .kind = SAMPLE_LEVEL,
-                .timestamp_usec = h->timestamp_usec,
-                .level = LEVEL_MEDIUM,
-                .index = level_nominal_index(&s->engine.config, LEVEL_MEDIUM),
-        });
+        scope_feed_medium(m, s, h->timestamp_usec);
         return true;
 }
 
@@ -1313,6 +1314,12 @@ void manager_set_scope_hook(Manager *m, manager_scope_hook_t hook, void *userdat
         m->scope_hook_userdata = userdata;
 }
 
+/* The v1 usage thresholds of a guard taken off (no-op on other sources). */
+static void scope_guard_marks_off(Scope *s) {
+        for (SourceMark k = 0; k < _SOURCE_MARK_MAX; k++)
+                (void) source_set_mark(s->source, k, 0);
+}
+
 int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_percent, usec_t grace_usec,
                   ScopeGuard *ret) {
         uint64_t available, limit, guard;
@@ -1330,8 +1337,7 @@ int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_per
                 s->guard_grace_usec = s->guard_entered_usec = 0;
                 s->guard_warned = false;
                 scope_set_level_config(m, s);
-                (void) source_set_mark(s->source, SOURCE_MARK_GUARD, 0);
-                (void) source_set_mark(s->source, SOURCE_MARK_WARN, 0);
+                scope_guard_marks_off(s);
                 if (ret)
                         *ret = g;
                 return 0;
@@ -1343,8 +1349,7 @@ int manager_guard(Manager *m, Scope *s, uint64_t guard_bytes, unsigned guard_per
         if (guard >= limit) {
                 s->guard_bytes = s->guard_warn_bytes = 0;
                 scope_set_level_config(m, s);
-                (void) source_set_mark(s->source, SOURCE_MARK_GUARD, 0);
-                (void) source_set_mark(s->source, SOURCE_MARK_WARN, 0);
+                scope_guard_marks_off(s);
                 return -ERANGE;
         }
         g = (ScopeGuard) {
