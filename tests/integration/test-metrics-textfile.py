@@ -19,10 +19,16 @@ private port) serving that directory with --collector.textfile.directory.
 - the daemon stopped: the script still exits 0 and the file holds only
   vmpressured_up 0, which node_exporter serves;
 - an unwritable target: exit status non-zero, nothing left behind;
+- stopped as systemd stops its unit (SIGTERM to every process of it) while
+  vmpressurectl waits for a daemon that does not answer (SIGSTOPped): the
+  script dies of SIGTERM (a clean stop for systemd) and its temporary file
+  is gone (it was left before 2026-12-06:
+  the shell's EXIT trap does not run when a signal ends it);
 - promtool accepts prometheus/vmpressured.rules.yml (check rules) and its
   unit tests pass (test rules: tests/prometheus/vmpressured.rules.test.yml)."""
 
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -190,6 +196,31 @@ def check_atomic(ne, env, prom):
     vt.check(replaced == 40, f"only {replaced} of 40 writes replaced the file, the others wrote it in place")
 
 
+def check_stopped_mid_write(d, env, textdir, prom):
+    """SIGTERM to the script's process group while its temporary file is
+    open: vmpressurectl waits for the stopped daemon's answer."""
+    os.kill(d.proc.pid, signal.SIGSTOP)
+    try:
+        p = subprocess.Popen(["/bin/sh", SCRIPT, prom], env=env, start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        temps = []
+        deadline = time.monotonic() + 10
+        while not temps and time.monotonic() < deadline and p.poll() is None:
+            temps = [n for n in os.listdir(textdir) if n.startswith(".vmpressured.prom.")]
+            time.sleep(0.01)
+        vt.check(temps and p.poll() is None, f"no temporary file while vmpressurectl waits: {os.listdir(textdir)}, "
+                                             f"script status {p.poll()}")
+        time.sleep(0.2)    # the script is inside "vmpressurectl metrics", not before it
+        os.killpg(p.pid, signal.SIGTERM)
+        rc = p.wait(timeout=10)
+    finally:
+        os.kill(d.proc.pid, signal.SIGCONT)
+    left = os.listdir(textdir)
+    vt.log(f"stopped mid-write: temporary {temps[0]}, status {rc}, the directory holds {left}")
+    vt.check(rc == -signal.SIGTERM, f"stopped mid-write: status {rc} (not SIGTERM) {p.stderr.read().strip()}")
+    vt.check(left == ["vmpressured.prom"], f"stopped mid-write: the directory holds {left}")
+
+
 def main():
     vt.need_root_and_cgroups()
     vb.need_bus()
@@ -236,6 +267,8 @@ def main():
 
     check_atomic(ne, env, prom)
     vt.check(os.listdir(textdir) == ["vmpressured.prom"], f"after the rewrites: {os.listdir(textdir)}")
+
+    check_stopped_mid_write(d, env, textdir, prom)
 
     d.stop()
     r = write(env, prom)
