@@ -37,6 +37,7 @@ void config_init(Config *c) {
                         .poll = {
                                 .idle_usec = 2 * USEC_PER_SEC,
                                 .busy_usec = 100 * USEC_PER_MSEC,
+                                .fault_wake = true,
                         },
                 },
                 .log_level = LOG_INFO,
@@ -461,6 +462,7 @@ static const ConfKey conf_keys[] = {
         { "Poll", "BusyMSec",        parse_field_duration, CONF_OFFSET(params.poll.busy_usec),
           POLL_MIN, POLL_MAX, USEC_PER_MSEC },
         { "Poll", "HeadroomSec",     parse_headroom_poll },
+        { "Poll", "FaultWake",       parse_field_bool, CONF_OFFSET(params.poll.fault_wake) },
 };
 
 _Static_assert(ELEMENTSOF(conf_keys) <= ELEMENTSOF(((ConfParse *) NULL)->set_line),

@@ -220,6 +220,10 @@ static uint64_t headroom_floor(const LevelConfig *c, uint64_t total_bytes) {
         return MAX(c->headroom_floor_bytes, by_share);
 }
 
+uint64_t level_headroom_floor_bytes(const LevelConfig *c, uint64_t total_bytes) {
+        return headroom_floor(c, total_bytes);
+}
+
 bool level_headroom_floor_enabled(const LevelConfig *c) {
         return c->headroom_floor_bytes > 0 || c->headroom_floor_permyriad > 0;
 }

@@ -186,6 +186,8 @@ unsigned level_nominal_index(const LevelConfig *c, Level l);
 /* Whether available_bytes of total_bytes is under the headroom floor; false
  * when the floor is disabled (HeadroomFloor=0). */
 bool level_headroom_below_floor(const LevelConfig *c, uint64_t available_bytes, uint64_t total_bytes);
+/* The floor in bytes for total_bytes (0 when disabled). */
+uint64_t level_headroom_floor_bytes(const LevelConfig *c, uint64_t total_bytes);
 /* Whether the floor is enabled at all. */
 bool level_headroom_floor_enabled(const LevelConfig *c);
 

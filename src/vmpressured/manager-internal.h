@@ -7,6 +7,7 @@
  * tree). Everyone else goes through the accessors in manager.h.
  */
 
+#include "fault-wake.h"
 #include "manager.h"
 
 #define MANAGER_REWATCH_WATCHES_MAX 64     /* distinct ancestor directories watched */
@@ -63,6 +64,10 @@ struct Scope {
         sd_event_source *stall_wake_event;
         usec_t stall_wake_window_usec;  /* the window the kernel accepted */
         uint64_t stall_wakeups;         /* how often it fired (for a debugger: not exported yet) */
+        /* FaultWake=, the system scope alone: page-fault counters that wake
+         * the headroom reads of a fill no kernel event reports (fault-wake.h,
+         * scope_open_fault_wake()); n == 0 when none are open. */
+        FaultWake fault_wake;
 };
 
 struct Manager {

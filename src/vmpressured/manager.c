@@ -439,6 +439,18 @@ static uint64_t scope_stalled_since_read(Manager *m, Scope *s, usec_t now) {
         return stalled;
 }
 
+/* FaultWake= (fault-wake.h): the next wake-up of the page-fault counters,
+ * from the headroom just read. */
+static void scope_fault_wake_follow(Scope *s, uint64_t available, uint64_t total) {
+        if (s->fault_wake.n == 0)
+                return;
+        fault_wake_set_period(&s->fault_wake,
+                              fault_wake_period(available, total,
+                                                level_headroom_floor_bytes(&s->engine.config, total),
+                                                total / LEVEL_WARN_SHARE_DIVISOR, s->fault_wake.n,
+                                                s->fault_wake.page_size));
+}
+
 static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
         Scope *s = userdata;
         Manager *m = s->manager;
@@ -459,6 +471,7 @@ static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
         else {
                 sample.timestamp_usec = now;
                 sample.stalled_usec = scope_stalled_since_read(m, s, now);
+                scope_fault_wake_follow(s, sample.available_bytes, sample.total_bytes);
                 if (!scope_guard_hold(m, s, &sample))
                         manager_feed(m, s, &sample);
                 /* After the feed and a kill it set off: bench/compare --log-level debug
@@ -543,6 +556,7 @@ static Scope *scope_free(Scope *s) {
         if (!s)
                 return NULL;
         scope_close_stall_wake(s);
+        fault_wake_close(&s->fault_wake);
         source_free(s->source);
         sd_event_source_disable_unref(s->poll_timer);
         sd_event_source_disable_unref(s->deadline_timer);
@@ -586,6 +600,12 @@ static void scope_describe(Manager *m, Scope *s) {
                                 (unsigned long long) (s->stall_wake_window_usec / USEC_PER_MSEC), m->env.proc_root,
                                 s->stall_wake_window_usec != PSI_WAKE_WINDOW_USEC ?
                                 PSI_UNPRIVILEGED_NOTE : "");
+        }
+        if (s->fault_wake.n > 0) {
+                n = strlen(s->source_detail);
+                (void) snprintf(s->source_detail + n, sizeof(s->source_detail) - n,
+                                "%sMemAvailable read as memory is faulted in: a page-fault counter on each of %u "
+                                "CPUs (FaultWake=)", n ? "; " : "", s->fault_wake.n);
         }
         if (s->cgroup[0] || u == 0)
                 return;
@@ -680,6 +700,74 @@ static int scope_open_stall_wake(Manager *m, Scope *s) {
         return 0;
 }
 
+/* FaultWake= (fault-wake.h): an anonymous fill that meets no page cache
+ * raises no kernel event before the low watermark, next to the floor; the
+ * page faults it takes its memory with are counted by the kernel, which
+ * wakes the system scope after as many as could have used a share of what
+ * is left. Under the warning share (level.h LEVEL_WARN_SHARE_DIVISOR) a
+ * wake-up starts the headroom reads, every BusyMSec= for QuietSec= as for
+ * the stall band's trigger, so the trend's warning (WarnHorizonSec=) and the
+ * floor follow the fill; above it, a wake-up only sets the next one nearer.
+ * Nothing runs while nothing faults; nothing is allocated on a wake-up. */
+static int on_fault_wake(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        Scope *s = userdata;
+        Manager *m = s->manager;
+        uint64_t available, total;
+        usec_t now;
+
+        if (revents & (EPOLLERR | EPOLLHUP)) {
+                log_warning("%s: a page-fault counter failed (FaultWake=); that CPU's faults no longer wake the "
+                            "headroom reads.", s->name);
+                return sd_event_source_set_enabled(es, SD_EVENT_OFF);
+        }
+        s->fault_wake.wakeups++;
+        if (s->gone || headroom_read(&m->env, NULL, m->read_buf, sizeof(m->read_buf), &available, &total) < 0)
+                return 0;
+        if (available <= total / LEVEL_WARN_SHARE_DIVISOR) {
+                now = source_now_usec();
+                s->active_usec = now;   /* headroom every BusyMSec= for QuietSec= (on_poll()) */
+                scope_arm_headroom(s, now);
+        }
+        scope_fault_wake_follow(s, available, total);
+        return 0;
+}
+
+/* 0 also when the counters cannot be opened (said in the start-up log);
+ * -ENOMEM alone is an error. Not on the syscall source, where the daemon
+ * passes on the seed's own levels and libvmpressure's two ways must agree
+ * (as for the stall band's trigger). */
+static int scope_open_fault_wake(Manager *m, Scope *s) {
+        uint64_t available, total, period;
+        char reason[256] = "";
+        int r;
+
+        if (s->cgroup[0] || !m->config.params.poll.fault_wake || s->source_type == SOURCE_SYSCALL ||
+            !level_headroom_floor_enabled(&s->engine.config) || !s->poll_timer || !s->headroom)
+                return 0;
+        r = headroom_read(&m->env, NULL, m->read_buf, sizeof(m->read_buf), &available, &total);
+        if (r < 0) {
+                log_info_errno(r, "%s: no page-fault counters (FaultWake=): cannot read the headroom: %m", s->name);
+                return 0;
+        }
+        period = fault_wake_period(available, total, level_headroom_floor_bytes(&s->engine.config, total),
+                                   total / LEVEL_WARN_SHARE_DIVISOR, (unsigned) MAX(sysconf(_SC_NPROCESSORS_ONLN), 1L),
+                                   (uint64_t) sysconf(_SC_PAGESIZE));
+        r = fault_wake_open(&s->fault_wake, m->event, period, on_fault_wake, s, reason, sizeof(reason));
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                log_info("%s: no page-fault counters (FaultWake=): %s; a fill that meets no page cache is seen "
+                         "from the first kernel event.", s->name, reason);
+                return 0;
+        }
+        scope_fault_wake_follow(s, available, total);   /* for the CPUs actually counted */
+        scope_describe(m, s);           /* SourceDetails and status say it */
+        log_info("%s: the headroom is also read as memory is faulted in: a page-fault counter on each of %u CPUs, "
+                 "waking after %llu faults on one now (FaultWake=).", s->name, s->fault_wake.n,
+                 (unsigned long long) s->fault_wake.period);
+        return 0;
+}
+
 /* Tries the sources best first (or only the forced one) and says why each
  * better one could not be used. */
 static int scope_open_source(Manager *m, Scope *s) {
@@ -739,6 +827,9 @@ static int scope_start(Manager *m, Scope *s) {
         if (r < 0)
                 return r;
         r = scope_open_stall_wake(m, s);
+        if (r == -ENOMEM)
+                return log_oom();
+        r = scope_open_fault_wake(m, s);
         if (r == -ENOMEM)
                 return log_oom();
         scope_arm_idle_headroom(m, s, source_now_usec(), 0);

@@ -31,6 +31,9 @@ typedef struct PollConfig {
          * while idle, so that a fall with no reclaim yet is seen; 0: off (the
          * default: then nothing is read until the kernel reports pressure). */
         usec_t headroom_usec;
+        /* FaultWake=: the system scope's headroom also read when page faults
+         * could have used a share of it (fault-wake.h); on by default. */
+        bool fault_wake;
 } PollConfig;
 
 /* SystemPressure=: what the system scope counts as pressure. */
