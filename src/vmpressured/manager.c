@@ -723,8 +723,11 @@ static int on_fault_wake(sd_event_source *es, int fd, uint32_t revents, void *us
         s->fault_wake.wakeups++;
         if (s->gone || headroom_read(&m->env, NULL, m->read_buf, sizeof(m->read_buf), &available, &total) < 0)
                 return 0;
+        now = source_now_usec();
+        /* A point of the trend: the fill's rate is known at the first read
+         * in the last third. */
+        level_engine_headroom_note(&s->engine, now, available);
         if (available <= total / LEVEL_WARN_SHARE_DIVISOR) {
-                now = source_now_usec();
                 s->active_usec = now;   /* headroom every BusyMSec= for QuietSec= (on_poll()) */
                 scope_arm_headroom(s, now);
         }
@@ -1389,6 +1392,12 @@ int manager_reload(Manager *m) {
                 if (!m->scopes[i]->gone)
                         scope_rearm(m->scopes[i]);
         }
+        /* FaultWake= turned off closes the counters; turned on, they need a
+         * restart (opening them needs CAP_PERFMON, dropped after start-up). */
+        if (m->n_scopes > 0 && !m->config.params.poll.fault_wake && m->scopes[0]->fault_wake.n > 0) {
+                fault_wake_close(&m->scopes[0]->fault_wake);
+                log_info("%s: page-fault counters closed (FaultWake=no).", m->scopes[0]->name);
+        }
         /* HeadroomSec= turned on, or off (the idle poll then stops at its next run). */
         if (m->n_scopes > 0 && m->scopes[0]->source) {
                 scope_describe(m, m->scopes[0]);
@@ -1396,7 +1405,8 @@ int manager_reload(Manager *m) {
                         scope_arm_idle_headroom(m, m->scopes[0], source_now_usec(), 0);
         }
         log_info("Configuration reloaded: [Levels], [Poll], LogLevel=, DryRun= and MaxSubscribers= apply now; "
-                 "Source=, Watch=, SyscallNumber=, SystemPressure=, [PSI] and LowMemoryMonitor= need a restart.");
+                 "Source=, Watch=, SyscallNumber=, SystemPressure=, [PSI], LowMemoryMonitor= and FaultWake=yes "
+                 "need a restart.");
         return 0;
 }
 
