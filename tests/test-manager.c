@@ -102,6 +102,7 @@ static void test_scope_table(void) {
         Scope *s;
 
         config_init(&c);
+        c.params.poll.fault_wake = false;   /* the real counters: tests/test-fault-wake.c */
         c.source = SOURCE_VMSTAT;
         c.params.poll.idle_usec = 20 * USEC_PER_MSEC;
         c.params.poll.busy_usec = 20 * USEC_PER_MSEC;
@@ -230,6 +231,7 @@ static void test_listener_phases(void) {
         Config c;
 
         config_init(&c);
+        c.params.poll.fault_wake = false;   /* the real counters: tests/test-fault-wake.c */
         c.source = SOURCE_VMSTAT;
         CHECK_EQ_INT(manager_new(&c, false, &m), 0);
         if (!m)
@@ -326,6 +328,7 @@ static void test_headroom_armed_by_source(void) {
         Config c;
 
         config_init(&c);
+        c.params.poll.fault_wake = false;   /* the real counters: tests/test-fault-wake.c */
         c.level.hold_usec = 50 * USEC_PER_MSEC;
         c.level.quiet_usec = 200 * USEC_PER_MSEC;
         c.level.repeat_usec = 50 * USEC_PER_MSEC;
@@ -397,6 +400,7 @@ static void test_partial_cgroup_waits(void) {
         Scope *s;
 
         config_init(&c);
+        c.params.poll.fault_wake = false;   /* the real counters: tests/test-fault-wake.c */
         CHECK(c.source < 0);            /* the shipped default: the best source there is */
         c.params.poll.idle_usec = 20 * USEC_PER_MSEC;
         c.params.poll.busy_usec = 20 * USEC_PER_MSEC;
@@ -498,6 +502,7 @@ static void test_memory_left_graded(void) {
         Config c;
 
         config_init(&c);
+        c.params.poll.fault_wake = false;   /* the real counters: tests/test-fault-wake.c */
         c.level.repeat_usec = 10 * USEC_PER_SEC;
         m = manager_with_limited_cgroup(&c, "g");
         if (!m)
