@@ -72,8 +72,8 @@ int fault_wake_open(FaultWake *w, sd_event *event, uint64_t period, sd_event_io_
                         r = fd;
                         snprintf(reason, reason_size, "perf_event_open() of the page-fault counter on CPU %ld: %s%s",
                                  cpu, strerror(-fd),
-                                 fd == -EACCES || fd == -EPERM ? " (no CAP_PERFMON, and kernel.perf_event_paranoid "
-                                 "is 1 or more)" : "");
+                                 fd == -EACCES || fd == -EPERM ? " (kernel.perf_event_paranoid 1 or 2 asks for "
+                                 "CAP_PERFMON, Debian's 3 for CAP_SYS_ADMIN; or a system call filter)" : "");
                         break;
                 }
                 map = mmap(NULL, map_size, PROT_READ, MAP_SHARED, fd, 0);

@@ -17,8 +17,9 @@
  * it took (THP "always"; Debian's default is "madvise").
  *
  * perf_event_open() for every CPU needs CAP_PERFMON (or CAP_SYS_ADMIN) where
- * kernel.perf_event_paranoid is 1 or more (Debian: 3); the counters are
- * opened at start-up, and the capability is not kept after it (caps.h).
+ * kernel.perf_event_paranoid is 1 or 2, and CAP_SYS_ADMIN where it is 3
+ * (Debian's own patch: its 6.1 checks capable(CAP_SYS_ADMIN) alone); the
+ * counters are opened at start-up, and neither is kept after it (caps.h).
  */
 
 #include <stdint.h>
