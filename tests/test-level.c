@@ -707,7 +707,7 @@ static void test_headroom_warning(void) {
         LevelEngine e;
         LevelEvent ev;
 
-        CHECK_EQ_U64(c.warn_horizon_usec, SEC(10));
+        CHECK_EQ_U64(c.warn_horizon_usec, SEC(12));
         level_engine_init(&e, &c);
         /* One point is no trend, however low above the floor. */
         CHECK_EQ_INT(feed_headroom(&e, SEC(0), 21 * MiB, total, &ev), 0);
@@ -719,7 +719,7 @@ static void test_headroom_warning(void) {
         CHECK_EQ_INT(e.current, LEVEL_NONE);
 
         /* A slow leak, 10 MiB/s from 500 MiB: 48 s to the floor, nothing;
-         * the first sample within 10 s of it is LOW, within 5 s MEDIUM. */
+         * the first sample within 12 s of it is LOW, within 6 s MEDIUM. */
         level_engine_init(&e, &c);
         uint64_t avail = 500 * MiB;
         usec_t t = 0, low_at = 0, medium_at = 0;
@@ -735,9 +735,9 @@ static void test_headroom_warning(void) {
                         medium_at = t;
                 CHECK(r == 0 || ev.level != LEVEL_OOM);
         }
-        /* LOW at 120 MiB (10 s left), MEDIUM at 70 MiB (5 s left). */
-        CHECK_EQ_U64(low_at, SEC(38));
-        CHECK_EQ_U64(medium_at, SEC(43));
+        /* LOW at 140 MiB (12 s left), MEDIUM at 80 MiB (6 s left). */
+        CHECK_EQ_U64(low_at, SEC(36));
+        CHECK_EQ_U64(medium_at, SEC(42));
         /* At the floor: the OOM, as without the warning. */
         CHECK_EVENT(feed_headroom(&e, t, 19 * MiB, total, &ev), ev,
                     LEVEL_OOM, LEVEL_MEDIUM, 100, false, SAMPLE_HEADROOM, t);

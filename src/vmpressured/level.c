@@ -75,7 +75,7 @@ void level_config_init(LevelConfig *c) {
                 /* The seed's slow leak is announced about 10 s ahead of the
                  * floor, a fast fill as soon as two samples see it
                  * (vmpressured.conf(5), WarnHorizonSec=). */
-                .warn_horizon_usec = 10 * USEC_PER_SEC,
+                .warn_horizon_usec = 12 * USEC_PER_SEC,
         };
 }
 

@@ -78,7 +78,7 @@ typedef struct LevelConfig {
          * system scope's MemAvailable is a trend to trust (a cgroup's own
          * headroom swings with its page cache): the manager sets it to 0 for
          * every cgroup scope. */
-        usec_t warn_horizon_usec;               /* default 10 s */
+        usec_t warn_horizon_usec;               /* default 12 s */
 
         /* The stall band: a headroom read under twice the floor is the OOM
          * too when tasks stalled on memory for at least this long since the
