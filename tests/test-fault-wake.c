@@ -29,11 +29,13 @@ static void test_period(void) {
         /* Under the warning share: a quarter of what is over the floor. */
         CHECK_EQ_U64(fault_wake_period(300 * MiB, GiB, 20 * MiB, 341 * MiB, 2, 4096),
                      (300 - 20) * MiB / 4 / 2 / 4096);
-        /* Never under a 64th of the memory: 16 MiB of 1 GiB, near the
+        /* Next to the floor a quarter of what is left (40 MiB: 5 MiB),
+         * and never under a 256th of the memory: 4 MiB of 1 GiB, near the
          * floor, under it, and just over the warning share. */
-        CHECK_EQ_U64(fault_wake_period(40 * MiB, GiB, 20 * MiB, 341 * MiB, 2, 4096), 16 * MiB / 2 / 4096);
-        CHECK_EQ_U64(fault_wake_period(10 * MiB, GiB, 20 * MiB, 341 * MiB, 2, 4096), 16 * MiB / 2 / 4096);
-        CHECK_EQ_U64(fault_wake_period(342 * MiB, GiB, 20 * MiB, 341 * MiB, 2, 4096), 16 * MiB / 2 / 4096);
+        CHECK_EQ_U64(fault_wake_period(40 * MiB, GiB, 20 * MiB, 341 * MiB, 2, 4096), 5 * MiB / 2 / 4096);
+        CHECK_EQ_U64(fault_wake_period(30 * MiB, GiB, 20 * MiB, 341 * MiB, 2, 4096), 4 * MiB / 2 / 4096);
+        CHECK_EQ_U64(fault_wake_period(10 * MiB, GiB, 20 * MiB, 341 * MiB, 2, 4096), 4 * MiB / 2 / 4096);
+        CHECK_EQ_U64(fault_wake_period(342 * MiB, GiB, 20 * MiB, 341 * MiB, 2, 4096), 4 * MiB / 2 / 4096);
         /* One CPU takes it all; nothing at all still wakes after 1 fault. */
         CHECK_EQ_U64(fault_wake_period(800 * MiB, GiB, 20 * MiB, 341 * MiB, 1, 4096),
                      (800 - 341) * MiB / 2 / 4096);

@@ -25,10 +25,12 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-/* The share of the memory over which the daemon is woken, in bytes: at
- * least a 64th of the memory (16 MiB in 1 GiB), so that a fast fill wakes it
- * at most some tens of times a second. */
-#define FAULT_WAKE_STEP_DIVISOR 64
+/* The least memory over which the daemon is woken: a 256th of the memory
+ * (4 MiB in 1 GiB). It is reached only next to the floor, where each
+ * wake-up is a headroom read with its stall (the stall band: a burst of
+ * stall there is seen within 4 MiB of faults, not at the next BusyMSec=);
+ * above it the step is a share of what is left. */
+#define FAULT_WAKE_STEP_DIVISOR 256
 
 /* Faults per CPU until the next wake-up, for available of total bytes with
  * the floor and the warning share's upper bound (warn_bytes: the trend's
