@@ -15,6 +15,13 @@
  * of processes smaller than the best); varied: child i touches i % 16 more
  * pages, so most are ruled out on their stat alone.
  *
+ * Then path=bpf: the same choice by the daemon's way where the kernel
+ * allows it, the BPF task iterator (task-iter.h: loaded here first, which
+ * needs root), every task of the machine visited in the kernel and one
+ * record read for each process of the cgroup; same_victim says whether it
+ * chose the process path=stream chose. The iterator's price grows with
+ * the machine's tasks, not the cgroup's: tasks= counts them.
+ *
  * Last, path=floor: what no scan of /proc can go under, the open and close
  * of one file per process (nothing read), and the price of one system call.
  */
@@ -25,6 +32,7 @@
 #include <time.h>
 
 #include "proc-scan.h"
+#include "task-iter.h"
 #include "victim.h"
 
 static uint64_t now_ns(void) {
@@ -65,6 +73,20 @@ static bool want(const Candidate *partial, void *userdata) {
         Offer *o = userdata;
 
         return !victim_best_skip(&o->best, partial, o->self);
+}
+
+/* Every task of the machine (threads included): what the iterator visits. */
+static long count_tasks(void) {
+        _cleanup_(closep) int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+        char buf[128];
+        const char *slash;
+        ssize_t k;
+
+        if (fd < 0 || (k = read(fd, buf, sizeof(buf) - 1)) <= 0)
+                return -1;
+        buf[k] = '\0';
+        slash = strchr(buf, '/');
+        return slash ? strtol(slash + 1, NULL, 10) : -1;
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -153,6 +175,38 @@ int main(int argc, char *argv[]) {
         qsort(times, runs, sizeof(uint64_t), cmp_u64);
         printf("path=stream rss=%s processes=%zu runs=%zu median_usec=%.0f min_usec=%.0f max_usec=%.0f\n",
                varied ? "varied" : "equal", n, runs, times[runs / 2] / 1000.0, times[0] / 1000.0, times[runs - 1] / 1000.0);
+        {
+                char reason[256];
+                pid_t stream_victim = 0;
+                Offer o = { .self = getpid() };
+                bool same = true;
+
+                victim_best_init(&o.best);
+                (void) proc_scan_cgroup_foreach_filtered("/proc", argv[1], (uint64_t) sysconf(_SC_PAGESIZE), want,
+                                                         offer, &o);
+                stream_victim = o.best.found ? o.best.best.pid : 0;
+                if (task_iter_load(reason, sizeof(reason)) < 0)
+                        printf("path=bpf not-loaded reason=\"%s\"\n", reason);
+                else {
+                        for (size_t r = 0; r < runs; r++) {
+                                uint64_t t0 = now_ns();
+                                int k;
+
+                                o = (Offer) { .self = getpid() };
+                                victim_best_init(&o.best);
+                                k = task_iter_scan_cgroup(argv[1], (uint64_t) sysconf(_SC_PAGESIZE), want, offer, &o);
+                                times[r] = now_ns() - t0;
+                                if (k < 0 || !o.best.found)
+                                        fprintf(stderr, "run %zu: bpf scan %d, found %d\n", r, k, (int) o.best.found);
+                                same = same && o.best.found && o.best.best.pid == stream_victim;
+                        }
+                        qsort(times, runs, sizeof(uint64_t), cmp_u64);
+                        printf("path=bpf rss=%s processes=%zu tasks=%ld runs=%zu median_usec=%.0f min_usec=%.0f "
+                               "max_usec=%.0f same_victim=%s\n", varied ? "varied" : "equal", n, count_tasks(), runs,
+                               times[runs / 2] / 1000.0, times[0] / 1000.0, times[runs - 1] / 1000.0,
+                               same ? "yes" : "no");
+                }
+        }
 
         for (size_t r = 0; r < runs; r++) {
                 size_t found = 0;

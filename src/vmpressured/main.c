@@ -14,6 +14,7 @@
 #include "memory.h"
 #include "read-file.h"
 #include "responder.h"
+#include "task-iter.h"
 #include "subscribers.h"
 
 /* A config file is a few hundred bytes; anything this large is a mistake. */
@@ -350,6 +351,20 @@ static void rehearse_oom_path(Manager *m, Responder *responder, Bus *bus) {
                 log_debug_errno(r, "Cannot rehearse the Killed signal, ignoring: %m");
 }
 
+/* The victim scan in the kernel (task-iter.h), loaded while the daemon
+ * still has CAP_SYS_ADMIN (or CAP_BPF and CAP_PERFMON); without it the scan
+ * reads /proc, as it always could. */
+static void load_task_iter(void) {
+        char reason[256];
+        int r;
+
+        r = task_iter_load(reason, sizeof(reason));
+        if (r < 0)
+                log_notice("Victim scan: reading /proc, one process at a time (no BPF task iterator: %s).", reason);
+        else
+                log_info("Victim scan: in the kernel (BPF task iterator), /proc only for cgroups it does not match.");
+}
+
 int main(int argc, char *argv[]) {
         _cleanup_(manager_freep) Manager *m = NULL;
         _cleanup_(responder_freep) Responder *responder = NULL;
@@ -415,6 +430,7 @@ int main(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         }
         bus_set_responder(bus, responder);
+        load_task_iter();
         /* Last: everything that needed more privilege is open now. */
         r = caps_drop_to_runtime(memcg_pressure_level_unreadable(manager_env(m)));
         if (r < 0)

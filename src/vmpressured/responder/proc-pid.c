@@ -63,9 +63,7 @@ static bool at_line_end(const Cursor *c) {
         return c->p >= c->end || *c->p == '\n';
 }
 
-/* n bytes of s into buf (size PROC_COMM_MAX), cut, with every byte that is
- * not printable ASCII replaced by '?'. */
-static void copy_sanitized(char *buf, const char *s, size_t n) {
+void proc_comm_sanitize(char *buf, const char *s, size_t n) {
         n = MIN(n, (size_t) PROC_COMM_MAX - 1);
         for (size_t i = 0; i < n; i++) {
                 unsigned char ch = (unsigned char) s[i];
@@ -131,7 +129,7 @@ int proc_stat_parse(const char *text, size_t len, ProcStat *ret) {
         close = memrchr(open, ')', (size_t) (c.end - open));
         if (!close)
                 return -EBADMSG;
-        copy_sanitized(st.comm, open + 1, (size_t) (close - open - 1));
+        proc_comm_sanitize(st.comm, open + 1, (size_t) (close - open - 1));
 
         c.p = close + 1;
         for (unsigned field = STAT_STATE; field <= STAT_RSS; field++) {
@@ -167,7 +165,7 @@ static int status_line(ProcStatus *st, Cursor *c, bool *have_pid, bool *have_uid
                 const char *eol = memchr(c->p, '\n', (size_t) (c->end - c->p));
                 size_t n = eol ? (size_t) (eol - c->p) : (size_t) (c->end - c->p);
 
-                copy_sanitized(st->name, c->p, n);
+                proc_comm_sanitize(st->name, c->p, n);
                 c->p += n;
                 return 0;
         }

@@ -37,6 +37,10 @@ int proc_stat_parse(const char *text, size_t len, ProcStat *ret);
  * ordinary process, and kthreadd itself has ppid 0. */
 bool proc_stat_is_kernel_thread(const ProcStat *st);
 
+/* n bytes of s into buf (size PROC_COMM_MAX), cut, with every byte that is
+ * not printable ASCII replaced by '?'. */
+void proc_comm_sanitize(char *buf, const char *s, size_t n);
+
 typedef struct ProcStatus {
         char name[PROC_COMM_MAX];       /* "Name:", sanitized like ProcStat.comm */
         pid_t tgid;

@@ -15,6 +15,7 @@
 #include "read-file.h"
 #include "responder-plan.h"
 #include "responder.h"
+#include "task-iter.h"
 #include "unit-name.h"
 
 struct Responder {
@@ -209,6 +210,24 @@ static void responder_signal_held(Responder *r, const PlanAction *a) {
 
 /* ---- carrying out the plan: kills ---- */
 
+/* The processes of dir and below, one record at a time: read in the kernel
+ * by the BPF task iterator where it was loaded at start-up (task-iter.h:
+ * one system call and a few reads, whatever their number), else from
+ * /proc, one process after the other. The iterator is only asked when the
+ * daemon reads the real /proc. */
+static int scan_cgroup(Responder *r, const char *dir, proc_candidate_filter_t filter,
+                       proc_candidate_handler_t handler, void *userdata) {
+        int k;
+
+        if (task_iter_loaded() && streq(r->ctx->proc_root, "/proc")) {
+                k = task_iter_scan_cgroup(dir, r->ctx->page_size, filter, handler, userdata);
+                if (k != -EOPNOTSUPP)
+                        return k;
+        }
+        return proc_scan_cgroup_foreach_filtered(r->ctx->proc_root, dir, r->ctx->page_size, filter, handler,
+                                                 userdata);
+}
+
 typedef struct ScanVictim {
         Responder *r;
         PlanVictim *victim;
@@ -245,8 +264,7 @@ static void responder_find_victim(Responder *r, PlanVictim *v) {
                 if (unit_dir(r, u, dir, sizeof(dir)) < 0)
                         continue;
                 f.unit = r->plan.kill_units[j];
-                k = proc_scan_cgroup_foreach_filtered(r->ctx->proc_root, dir, r->ctx->page_size, want_candidate,
-                                                      offer_candidate, &f);
+                k = scan_cgroup(r, dir, want_candidate, offer_candidate, &f);
                 if (k < 0 && k != -ENOENT)
                         log_debug_errno(k, "%s: cannot list the processes of %s, ignoring: %m", u->name, dir);
         }
@@ -332,7 +350,7 @@ static void responder_kill_unit(Responder *r, const PlanUnit *unit, const char *
         if (unit_dir(r, unit, dir, sizeof(dir)) < 0)
                 return;
         plan_batch_init(&u.batch, unit, r->ctx->self_pid, r->batch, r->picked, ELEMENTSOF(r->batch));
-        k = proc_scan_cgroup_foreach(r->ctx->proc_root, dir, r->ctx->page_size, unit_kill_collect, &u);
+        k = scan_cgroup(r, dir, NULL, unit_kill_collect, &u);
         unit_kill_flush(&u);
         if (k < 0 && k != -ENOENT)
                 log_warning_errno(k, "%s: cannot list all the processes of %s: %m", unit->name, dir);
@@ -342,8 +360,20 @@ static void responder_kill_unit(Responder *r, const PlanUnit *unit, const char *
                    reason);
 }
 
+/* After the kill, never before it: the kernel failed the task iterator
+ * during this scan (its buffer could not be had, say), so /proc was read. */
+static void responder_note_iter_failures(uint64_t before) {
+        int e;
+        uint64_t n = task_iter_failures(&e);
+
+        if (n > before)
+                log_notice_errno(e, "Victim scan: the BPF task iterator failed %" PRIu64 " time%s at this OOM, "
+                                 "/proc was read instead: %m", n - before, n - before == 1 ? "" : "s");
+}
+
 /* PLAN_KILL_SCAN: read the processes, let the plan choose, kill. */
 static void responder_kill(Responder *r, const Scope *s, const LevelEvent *ev, const PlanAction *a) {
+        uint64_t iter_failed = task_iter_failures(NULL);
         PlanVictim v;
         PlanKill kill;
         char reason[300];
@@ -351,6 +381,7 @@ static void responder_kill(Responder *r, const Scope *s, const LevelEvent *ev, c
         responder_find_victim(r, &v);
         if (plan_victim_decide(&v, r->units, &r->pacer, ev->timestamp_usec, &kill) == PLAN_KILL_NONE) {
                 log_notice("%s: OOM, but no process of a unit marked Kill=yes can be killed.", scope_name(s));
+                responder_note_iter_failures(iter_failed);
                 return;
         }
         log_debug("%s: OOM: %" PRIu64 " processes looked at, %" PRIu64 " read in full may be killed.", scope_name(s),
@@ -366,6 +397,7 @@ static void responder_kill(Responder *r, const Scope *s, const LevelEvent *ev, c
                 responder_kill_unit(r, &r->units[kill.unit], reason);
         else
                 (void) responder_kill_one(r, &kill.victim, reason);
+        responder_note_iter_failures(iter_failed);
 }
 
 /* Said once per OOM episode (not for each repeat), and on --print-events. */
@@ -709,7 +741,9 @@ static int rehearse_offer(Candidate *c, void *userdata) {
  * process's stat) over the daemon's own cgroup, where it finds itself
  * alone and takes nothing: the walk's code was otherwise first run at an
  * OOM (test-oom-path-tight.py saw libc's getdents64() page faulted in
- * between the event and the kill). */
+ * between the event and the kill). Both ways: the task iterator's (its
+ * buffer written first), and /proc's, which a unit on a hierarchy the
+ * iterator does not match still takes. */
 static void responder_rehearse_scan(Responder *r) {
         char text[4096], rel[PATH_MAX], dir[PATH_MAX * 2], path[PATH_MAX];
         const SourceEnv *env = manager_env(r->manager);
@@ -720,6 +754,8 @@ static void responder_rehearse_scan(Responder *r) {
         if (n < 0 || proc_cgroup_parse(text, (size_t) n, env->cgroup2_root[0] ? "" : "memory", rel, sizeof(rel)) < 0)
                 return;
         (void) snprintf(dir, sizeof(dir), "%s/%s", r->cgroup_root, rel + strspn(rel, "/"));
+        task_iter_prefault();
+        (void) scan_cgroup(r, dir, rehearse_want, rehearse_offer, NULL);
         (void) proc_scan_cgroup_foreach_filtered(r->ctx->proc_root, dir, r->ctx->page_size, rehearse_want,
                                                  rehearse_offer, NULL);
 }
