@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1-or-later OR BSD-2-Clause */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
 /* What task-scan.bpf.c and task-iter.c share: the target the daemon writes
