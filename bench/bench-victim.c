@@ -27,6 +27,7 @@
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -205,6 +206,26 @@ int main(int argc, char *argv[]) {
                                "max_usec=%.0f same_victim=%s\n", varied ? "varied" : "equal", n, count_tasks(), runs,
                                times[runs / 2] / 1000.0, times[0] / 1000.0, times[runs - 1] / 1000.0,
                                same ? "yes" : "no");
+                        /* The visit alone: an empty cgroup, every task
+                         * looked at and none written. */
+                        char empty[4200];
+
+                        (void) snprintf(empty, sizeof(empty), "%s/empty", argv[1]);
+                        if (mkdir(empty, 0755) == 0) {
+                                for (size_t r = 0; r < runs; r++) {
+                                        uint64_t t0 = now_ns();
+
+                                        o = (Offer) { .self = getpid() };
+                                        (void) task_iter_scan_cgroup(empty, (uint64_t) sysconf(_SC_PAGESIZE), want,
+                                                                     offer, &o);
+                                        times[r] = now_ns() - t0;
+                                }
+                                qsort(times, runs, sizeof(uint64_t), cmp_u64);
+                                printf("path=bpf-visit-only processes=0 tasks=%ld runs=%zu median_usec=%.0f "
+                                       "min_usec=%.0f max_usec=%.0f\n", count_tasks(), runs, times[runs / 2] / 1000.0,
+                                       times[0] / 1000.0, times[runs - 1] / 1000.0);
+                                (void) rmdir(empty);
+                        }
                 }
         }
 

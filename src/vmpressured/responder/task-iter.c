@@ -384,6 +384,8 @@ int task_iter_scan_cgroup(const char *cgroup_dir, uint64_t page_size, proc_candi
         if (r < 0)
                 return r;
         it.target->hierarchy = target.hierarchy;
+        it.target->last_cset = 0;
+        it.target->last_match = 0;
         it.target->cgroup_id = target.cgroup_id;
         fd = iter_create(it.link_fd);
         if (fd < 0) {

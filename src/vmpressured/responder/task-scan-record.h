@@ -17,7 +17,9 @@ enum {
 typedef struct TaskScanTarget {
         __u64 cgroup_id;                /* the cgroup directory's inode number; 0: find nothing */
         __u32 hierarchy;                /* TASK_SCAN_* */
-        __u32 _pad;
+        __u32 last_match;               /* the program's: whether last_cset is below the target */
+        __u64 last_cset;                /* the program's: the css_set looked at last; the daemon
+                                         * zeroes it before each read */
 } TaskScanTarget;
 
 #define TASK_RECORD_KTHREAD 0x1u

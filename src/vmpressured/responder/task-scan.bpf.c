@@ -114,23 +114,28 @@ struct {
         __type(value, TaskScanTarget);
 } vmp_target SEC(".maps");
 
-/* One of mm's RSS counters. The address is computed from the relocated
- * offsets and the running kernel's element size: a CO-RE access with an
- * index would take the array's stride from the types declared here. */
-static __always_inline __s64 rss_counter(struct mm_struct *mm, int i) {
-        unsigned long at = (unsigned long) mm;
-        __s64 v = 0;
-
-        if (!bpf_core_type_exists(struct mm_rss_stat))
-                at += bpf_core_field_offset(struct mm_struct___percpu, rss_stat) +
-                      (unsigned long) i * bpf_core_type_size(struct percpu_counter) +
-                      bpf_core_field_offset(struct percpu_counter, count);
-        else
-                at += bpf_core_field_offset(struct mm_struct___atomic, rss_stat) +
-                      bpf_core_field_offset(struct mm_rss_stat, count) + (unsigned long) i * sizeof(long);
-        if (bpf_probe_read_kernel(&v, sizeof(v), (void *) at) < 0)
-                return 0;
+/* Clamped as the kernel's get_mm_counter() is for /proc. */
+static __always_inline __s64 nonneg(__s64 v) {
         return v < 0 ? 0 : v;
+}
+
+/* file + anon + shmem pages: /proc/<pid>/stat's rss. Direct loads through
+ * the task's BTF-typed pointers (the verifier makes them faulting loads),
+ * no helper call each; literal indices, so that CO-RE relocates each
+ * element with the running kernel's stride. */
+static __always_inline __u64 rss_pages(struct mm_struct *mm) {
+        if (!bpf_core_type_exists(struct mm_rss_stat)) {
+                struct mm_struct___percpu *m = (void *) mm;
+
+                return nonneg(m->rss_stat[MM_FILEPAGES].count) + nonneg(m->rss_stat[MM_ANONPAGES].count) +
+                       nonneg(m->rss_stat[MM_SHMEMPAGES].count);
+        } else {
+                struct mm_struct___atomic *m = (void *) mm;
+
+                return nonneg(m->rss_stat.count[MM_FILEPAGES].counter) +
+                       nonneg(m->rss_stat.count[MM_ANONPAGES].counter) +
+                       nonneg(m->rss_stat.count[MM_SHMEMPAGES].counter);
+        }
 }
 
 static __always_inline struct cgroup *task_cgroup(struct task_struct *t, __u32 hierarchy) {
@@ -177,30 +182,39 @@ int vmp_task_scan(struct bpf_iter__task *ctx) {
         TaskScanTarget *target;
         struct cgroup *cgrp;
         struct mm_struct *mm;
-        TaskRecord r = {};
+        TaskRecord r;
         __u32 zero = 0;
+        __u64 cset;
 
         if (!t)
                 return 0;
+        __builtin_memset(&r, 0, sizeof(r));
         target = bpf_map_lookup_elem(&vmp_target, &zero);
         if (!target || target->cgroup_id == 0)
                 return 0;
-        if (BPF_CORE_READ(t, pid) != BPF_CORE_READ(t, tgid))
+        if (t->pid != t->tgid)
                 return 0;               /* a thread: its process is its leader's record */
-        cgrp = task_cgroup(t, target->hierarchy);
-        if (!cgrp || !under(cgrp, target->cgroup_id))
+        /* The tasks of a unit share a few css_sets (one for each set of
+         * cgroups a task can be in): the walk up the cgroup's ancestors, a
+         * chain of pointers to follow, is done again only for another. */
+        cset = (__u64) (unsigned long) t->cgroups;
+        if (cset != target->last_cset) {
+                cgrp = task_cgroup(t, target->hierarchy);
+                target->last_match = cgrp && under(cgrp, target->cgroup_id);
+                target->last_cset = cset;
+        }
+        if (!target->last_match)
                 return 0;
 
-        r.pid = BPF_CORE_READ(t, tgid);
-        r.ppid = BPF_CORE_READ(t, real_parent, tgid);
-        r.flags = BPF_CORE_READ(t, flags) & PF_KTHREAD ? TASK_RECORD_KTHREAD : 0;
-        r.start_boottime_ns = BPF_CORE_READ(t, start_boottime);
-        r.oom_score_adj = BPF_CORE_READ(t, signal, oom_score_adj);
-        mm = BPF_CORE_READ(t, mm);
+        r.pid = t->tgid;
+        r.ppid = t->real_parent->tgid;
+        r.flags = t->flags & PF_KTHREAD ? TASK_RECORD_KTHREAD : 0;
+        r.start_boottime_ns = t->start_boottime;
+        r.oom_score_adj = t->signal->oom_score_adj;
+        mm = t->mm;
         if (mm)
-                r.rss_pages = rss_counter(mm, MM_FILEPAGES) + rss_counter(mm, MM_ANONPAGES) +
-                              rss_counter(mm, MM_SHMEMPAGES);
-        BPF_CORE_READ_STR_INTO(&r.comm, t, comm);
+                r.rss_pages = rss_pages(mm);
+        __builtin_memcpy(r.comm, t->comm, sizeof(r.comm));
         bpf_seq_write(seq, &r, sizeof(r));
         return 0;
 }
