@@ -147,6 +147,10 @@ static __always_inline struct cgroup *task_cgroup(struct task_struct *t, __u32 h
                 return 0;
         if (hierarchy != TASK_SCAN_MEMORY_V1)
                 return BPF_CORE_READ(cset, dfl_cgrp);
+        /* A kernel without the memory controller: nothing is below a v1
+         * memory cgroup (and the load does not fail on the relocation). */
+        if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id))
+                return 0;
         at = (unsigned long) cset + bpf_core_field_offset(struct css_set, subsys) +
              (unsigned long) bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id) * sizeof(void *);
         if (bpf_probe_read_kernel(&css, sizeof(css), (void *) at) < 0 || !css)
