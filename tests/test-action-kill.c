@@ -55,18 +55,6 @@ static uint64_t now_usec(void) {
         return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
 
-static int write_str(const char *path, const char *s) {
-        int fd = open(path, O_WRONLY | O_CLOEXEC);
-        ssize_t n;
-
-        if (fd < 0)
-                return -errno;
-        n = write(fd, s, strlen(s));
-        n = n < 0 ? -errno : 0;
-        (void) close(fd);
-        return (int) n;
-}
-
 static ssize_t read_str(const char *path, char *buf, size_t size) {
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         ssize_t n;
@@ -103,7 +91,7 @@ static int cg_make(const char *path, uint64_t limit_bytes) {
         if (limit_bytes > 0) {
                 (void) snprintf(file, sizeof(file), "%s/memory.limit_in_bytes", path);
                 (void) snprintf(val, sizeof(val), "%" PRIu64, limit_bytes);
-                return write_str(file, val);
+                return tests_write_str(file, val);
         }
         return 0;
 }
@@ -113,7 +101,7 @@ static int cg_move(const char *path, pid_t pid) {
 
         (void) snprintf(file, sizeof(file), "%s/cgroup.procs", path);
         (void) snprintf(val, sizeof(val), "%d", (int) pid);
-        return write_str(file, val);
+        return tests_write_str(file, val);
 }
 
 static void track(pid_t pid) {
@@ -180,7 +168,7 @@ static int set_ns_last_pid(int last) {
         char buf[16];
 
         (void) snprintf(buf, sizeof(buf), "%d", last);
-        return write_str("/proc/sys/kernel/ns_last_pid", buf);
+        return tests_write_str("/proc/sys/kernel/ns_last_pid", buf);
 }
 
 /* Runs as PID 1 of a fresh PID namespace with its own /proc. */
@@ -357,7 +345,7 @@ static void test_oom_kill(ActionContext *ctx) {
         CHECK_EQ_INT(cg_make(hog_cg, CG_LIMIT_BYTES), 0);
         CHECK_EQ_INT(cg_make(decoy_cg, CG_LIMIT_BYTES), 0);
         (void) snprintf(path, sizeof(path), "%s/memory.oom_control", hog_cg);
-        CHECK_EQ_INT(write_str(path, "1"), 0);
+        CHECK_EQ_INT(tests_write_str(path, "1"), 0);
 
         CHECK_EQ_INT(pipe2(pipefd, O_CLOEXEC), 0);
         h = fork();

@@ -50,18 +50,6 @@ static _noreturn_ void cannot_run(const char *why) {
         exit(in_ci ? 1 : 77);
 }
 
-static int write_str(const char *path, const char *s) {
-        int fd = open(path, O_WRONLY | O_CLOEXEC);
-        ssize_t n;
-
-        if (fd < 0)
-                return -errno;
-        n = write(fd, s, strlen(s));
-        n = n < 0 ? -errno : 0;
-        (void) close(fd);
-        return (int) n;
-}
-
 static int cg_make(const char *path) {
         if (mkdir(path, 0755) < 0 && errno != EEXIST)
                 return -errno;
@@ -74,7 +62,7 @@ static int cg_move(const char *cg, pid_t pid) {
 
         (void) snprintf(file, sizeof(file), "%s/cgroup.procs", cg);
         (void) snprintf(val, sizeof(val), "%d", (int) pid);
-        return write_str(file, val);
+        return tests_write_str(file, val);
 }
 
 static void *sleeper(void *arg) {
@@ -100,7 +88,7 @@ static pid_t start_proc(unsigned mib, int adj, const char *name, unsigned n_thre
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                 (void) prctl(PR_SET_NAME, name);
                 (void) snprintf(val, sizeof(val), "%d", adj);
-                (void) write_str("/proc/self/oom_score_adj", val);
+                (void) tests_write_str("/proc/self/oom_score_adj", val);
                 if (mib > 0) {
                         m = malloc((size_t) mib * MiB);
                         if (m)
@@ -290,7 +278,7 @@ int main(void) {
                         char file[PATH_MAX + 32];
 
                         (void) snprintf(file, sizeof(file), "%s/memory.limit_in_bytes", top[i]);
-                        (void) write_str(file, "67108864");
+                        (void) tests_write_str(file, "67108864");
                 }
         }
         /* Processes in the three levels and the sibling, each in the same

@@ -4,8 +4,12 @@
 /* Minimal assertions for the unit tests: each failure prints file:line and
  * the values, the test goes on, and test_exit() returns 1 if any failed. */
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 static unsigned tests_failed;
 static unsigned tests_checked;
@@ -54,6 +58,20 @@ static unsigned tests_checked;
                                 _b ?: "(null)");                                 \
                 }                                                                \
         } while (0)
+
+/* s written to the file at path (a cgroup or /proc file) in one write(2):
+ * 0 or negative errno. */
+static inline int tests_write_str(const char *path, const char *s) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        n = write(fd, s, strlen(s));
+        n = n < 0 ? -errno : 0;
+        (void) close(fd);
+        return (int) n;
+}
 
 static inline int test_exit(const char *name) {
         fprintf(stderr, "%s: %u checks, %u failed\n", name, tests_checked, tests_failed);
