@@ -177,7 +177,7 @@ int main(int argc, char *argv[]) {
         printf("path=stream rss=%s processes=%zu runs=%zu median_usec=%.0f min_usec=%.0f max_usec=%.0f\n",
                varied ? "varied" : "equal", n, runs, times[runs / 2] / 1000.0, times[0] / 1000.0, times[runs - 1] / 1000.0);
         {
-                char reason[256];
+                char reason[400];
                 pid_t stream_victim = 0;
                 Offer o = { .self = getpid() };
                 bool same = true;

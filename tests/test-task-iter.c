@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "log.h"
 #include "proc-scan.h"
 #include "task-iter.h"
 #include "tests.h"
@@ -245,7 +246,7 @@ static const char *cgroup2_mount(char *buf, size_t size) {
 }
 
 int main(void) {
-        char reason[256], v2root[PATH_MAX], roots[2][PATH_MAX], top[2][PATH_MAX], a[PATH_MAX + 8],
+        char reason[400], v2root[PATH_MAX], roots[2][PATH_MAX], top[2][PATH_MAX], a[PATH_MAX + 8],
              b[3 * PATH_MAX], other[2][PATH_MAX + 8];
         uint64_t page_size = (uint64_t) sysconf(_SC_PAGESIZE);
         size_t n_roots = 0;
@@ -255,7 +256,11 @@ int main(void) {
         in_ci = streq_ptr(getenv("CI"), "true");
         if (geteuid() != 0)
                 cannot_run("needs root (cgroups, and CAP_BPF/CAP_PERFMON to load the iterator)");
+        /* On a failure the loader logs libbpf's whole account (the
+         * verifier's log) at debug level: on stderr here. */
+        log_set_max_level(LOG_DEBUG);
         r = task_iter_load(reason, sizeof(reason));
+        log_set_max_level(LOG_INFO);
         if (r < 0) {
                 fprintf(stderr, "test-task-iter: the iterator did not load: %s\n", reason);
                 cannot_run("no BPF task iterator here");

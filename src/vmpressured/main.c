@@ -355,7 +355,7 @@ static void rehearse_oom_path(Manager *m, Responder *responder, Bus *bus) {
  * still has CAP_SYS_ADMIN (or CAP_BPF and CAP_PERFMON); without it the scan
  * reads /proc, as it always could. */
 static void load_task_iter(void) {
-        char reason[256];
+        char reason[400];
         int r;
 
         r = task_iter_load(reason, sizeof(reason));

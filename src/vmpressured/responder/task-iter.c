@@ -100,22 +100,78 @@ typedef struct Libbpf {
         typeof(bpf_map__fd) *map_fd;
 } Libbpf;
 
-/* libbpf's own account of a failure, the last line it printed at warning
- * level: the child sends it back as the reason. */
-static char libbpf_said[120];
+/* What libbpf printed at warning level (the verifier's log among it), kept
+ * in the child: on a failure the reason is made of its first line and the
+ * verifier's last words, and the whole of it is logged at debug level. */
+static char libbpf_log[16384];
+static size_t libbpf_log_len;
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap) {
-        char line[sizeof(libbpf_said)];
-        size_t n;
+        int n;
 
-        if (level == LIBBPF_DEBUG)
+        if (level == LIBBPF_DEBUG || libbpf_log_len >= sizeof(libbpf_log) - 1)
                 return 0;
-        (void) vsnprintf(line, sizeof(line), fmt, ap);
-        n = strcspn(line, "\n");
-        line[n] = '\0';
+        n = vsnprintf(libbpf_log + libbpf_log_len, sizeof(libbpf_log) - libbpf_log_len, fmt, ap);
         if (n > 0)
-                memcpy(libbpf_said, line, n + 1);
+                libbpf_log_len = MIN(libbpf_log_len + (size_t) n, sizeof(libbpf_log) - 1);
         return 0;
+}
+
+/* Whether line (n bytes) says nothing of the cause: libbpf's and the
+ * verifier's closing lines. */
+static bool log_line_is_summary(const char *line, size_t n) {
+        static const char *const summary[] = {
+                "-- END PROG LOAD LOG --", "processed ", "verification time", "stack depth",
+                "libbpf: failed to load object", "libbpf: failed to load BPF skeleton",
+        };
+
+        if (n == 0)
+                return true;
+        for (size_t i = 0; i < ELEMENTSOF(summary); i++)
+                if (strncmp(line, summary[i], MIN(n, strlen(summary[i]))) == 0 && n >= strlen(summary[i]))
+                        return true;
+        return false;
+}
+
+/* "what": libbpf's first line, and the cause: the verifier's last words
+ * (the last line of its log that is not a summary), else libbpf's last
+ * line that is not one. Every line at debug level too. */
+static void libbpf_reason(const char *what, char *reason, size_t size) {
+        const char *first = NULL, *last = NULL, *verifier = NULL;
+        size_t first_n = 0, last_n = 0, verifier_n = 0;
+        bool in_log = false;
+
+        for (const char *p = libbpf_log; p < libbpf_log + libbpf_log_len;) {
+                const char *nl = memchr(p, '\n', (size_t) (libbpf_log + libbpf_log_len - p));
+                size_t n = nl ? (size_t) (nl - p) : (size_t) (libbpf_log + libbpf_log_len - p);
+
+                log_debug("task iterator: %.*s", (int) n, p);
+                if (memmem(p, n, "-- BEGIN PROG LOAD LOG --", 25))
+                        in_log = true;
+                else if (memmem(p, n, "-- END PROG LOAD LOG --", 23))
+                        in_log = false;
+                else if (in_log && !log_line_is_summary(p, n)) {
+                        verifier = p;
+                        verifier_n = n;
+                } else if (!in_log && n > 0 && !first) {
+                        first = p;
+                        first_n = n;
+                } else if (!in_log && !log_line_is_summary(p, n) && !memmem(p, n, "failed to load", 14)) {
+                        last = p;
+                        last_n = n;
+                }
+                p += n + 1;
+        }
+        if (verifier) {
+                last = verifier;
+                last_n = verifier_n;
+        }
+        if (!first)
+                (void) snprintf(reason, size, "%s", what);
+        else if (!last || last == first)
+                (void) snprintf(reason, size, "%s: %.*s", what, (int) first_n, first);
+        else
+                (void) snprintf(reason, size, "%s: %.*s … %.*s", what, (int) first_n, first, (int) last_n, last);
 }
 
 static int libbpf_open(Libbpf *l, char *reason, size_t size) {
@@ -162,12 +218,12 @@ static int child_load(int fds[2], char *reason, size_t size) {
         obj = l.open_mem(task_scan_bpf_object, task_scan_bpf_object_size, NULL);
         if (!obj) {
                 r = -errno;
-                (void) snprintf(reason, size, "cannot open the program: %s", libbpf_said[0] ? libbpf_said : "?");
+                libbpf_reason("cannot open the program", reason, size);
                 return r < 0 ? r : -EINVAL;
         }
         r = l.load(obj);
         if (r < 0) {
-                (void) snprintf(reason, size, "cannot load the program: %s", libbpf_said[0] ? libbpf_said : "?");
+                libbpf_reason("cannot load the program", reason, size);
                 return r;
         }
         prog = l.find_program(obj, "vmp_task_scan");
@@ -179,8 +235,7 @@ static int child_load(int fds[2], char *reason, size_t size) {
         link = l.attach_iter(prog, NULL);
         if (!link) {
                 r = -errno;
-                (void) snprintf(reason, size, "cannot attach the task iterator: %s",
-                                libbpf_said[0] ? libbpf_said : "?");
+                libbpf_reason("cannot attach the task iterator", reason, size);
                 return r < 0 ? r : -EINVAL;
         }
         fds[0] = l.link_fd(link);
@@ -190,7 +245,7 @@ static int child_load(int fds[2], char *reason, size_t size) {
 
 typedef struct LoadReply {
         int error;                      /* 0 or negative errno */
-        char reason[200];
+        char reason[400];
 } LoadReply;
 
 static _noreturn_ void child_main(int sock) {
@@ -278,7 +333,7 @@ static int load_in_child(int *ret_link, int *ret_map, char *reason, size_t size)
 }
 
 int task_iter_load(char *reason, size_t reason_size) {
-        char why[256] = "";
+        char why[400] = "";
         int link_fd = -1, map_fd = -1, r;
         long page = sysconf(_SC_PAGESIZE);
         void *p;

@@ -130,11 +130,17 @@ static __always_inline __u64 rss_pages(struct mm_struct *mm) {
                 return nonneg(m->rss_stat[MM_FILEPAGES].count) + nonneg(m->rss_stat[MM_ANONPAGES].count) +
                        nonneg(m->rss_stat[MM_SHMEMPAGES].count);
         } else {
-                struct mm_struct___atomic *m = (void *) mm;
+                /* Up to 6.1 the verifier will not load through an array of
+                 * atomic_long_t ("is not a struct"): the four counters in
+                 * one read instead. */
+                long count[4] = {};
+                unsigned long at = (unsigned long) mm +
+                                   bpf_core_field_offset(struct mm_struct___atomic, rss_stat) +
+                                   bpf_core_field_offset(struct mm_rss_stat, count);
 
-                return nonneg(m->rss_stat.count[MM_FILEPAGES].counter) +
-                       nonneg(m->rss_stat.count[MM_ANONPAGES].counter) +
-                       nonneg(m->rss_stat.count[MM_SHMEMPAGES].counter);
+                if (bpf_probe_read_kernel(count, sizeof(count), (void *) at) < 0)
+                        return 0;
+                return nonneg(count[MM_FILEPAGES]) + nonneg(count[MM_ANONPAGES]) + nonneg(count[MM_SHMEMPAGES]);
         }
 }
 
