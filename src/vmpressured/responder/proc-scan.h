@@ -3,7 +3,9 @@
 
 /* Reads processes from /proc and cgroup directories into the records the
  * pure modules take (proc-pid.h parses, victim.h decides). Fixed-size
- * buffers on the stack: nothing is allocated, so it works on the OOM path. */
+ * buffers on the stack: nothing is allocated, so it works on the OOM path.
+ * The responder asks task-iter.h first where it was loaded: the same
+ * records read in the kernel; this is the way that works everywhere. */
 
 #include "victim.h"
 
