@@ -244,6 +244,7 @@ static void test_listener_phases(void) {
 
         /* The bus registers after the responder in main(); here the
          * announcers come first and the phases must still put them last. */
+        CHECK_EQ_INT(manager_add_phase_listener(m, MANAGER_LISTENER_RECORD, on_announce, (void *) "record-1"), 0);
         CHECK_EQ_INT(manager_add_phase_listener(m, MANAGER_LISTENER_ANNOUNCE, on_announce, (void *) "announce-1"), 0);
         CHECK_EQ_INT(manager_add_phase_listener(m, MANAGER_LISTENER_ACT, on_act, (void *) "act-1"), 0);
         CHECK_EQ_INT(manager_add_phase_listener(m, MANAGER_LISTENER_ANNOUNCE, on_announce, (void *) "announce-2"), 0);
@@ -252,15 +253,16 @@ static void test_listener_phases(void) {
 
         CHECK_EQ_INT(manager_simulate(m, manager_system_scope(m), LEVEL_LOW), 0);
         /* The hook waits for the loop: nothing of it inside the announcement. */
-        CHECK_EQ_INT(n_calls, 4);
+        CHECK_EQ_INT(n_calls, 5);
         for (int i = 0; i < 3 && sd_event_run(manager_event(m), 0) >= 0; i++)
                 ;
-        CHECK_EQ_INT(n_calls, 5);
+        CHECK_EQ_INT(n_calls, 6);
         CHECK_STREQ(calls[0], "act-1");
         CHECK_STREQ(calls[1], "act-2");
         CHECK_STREQ(calls[2], "announce-1");
         CHECK_STREQ(calls[3], "announce-2");
-        CHECK_STREQ(calls[4], "actions");
+        CHECK_STREQ(calls[4], "record-1");
+        CHECK_STREQ(calls[5], "actions");
         CHECK_EQ_INT(recent_actions_size(manager_recent_actions(m)), 1);
 
         /* Four per phase. */

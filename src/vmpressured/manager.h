@@ -32,13 +32,16 @@ typedef struct Scope Scope;
 /* Called for every announced level change or repeat: the listeners of
  * MANAGER_LISTENER_ACT first (the responder: a kill must not wait behind
  * the bus), then those of MANAGER_LISTENER_ANNOUNCE (the bus and the fd
- * subscribers); within a phase in the order registered. */
+ * subscribers), then those of MANAGER_LISTENER_RECORD (what is only
+ * written down: a log line must not make anyone wait); within a phase in
+ * the order registered. */
 typedef void (*manager_level_handler_t)(Manager *m, const Scope *scope, const LevelEvent *ev,
                                         void *userdata);
 
 typedef enum ManagerListenerPhase {
         MANAGER_LISTENER_ACT,           /* actions on the system */
         MANAGER_LISTENER_ANNOUNCE,      /* telling others: signals, subscribers */
+        MANAGER_LISTENER_RECORD,        /* writing down: logs */
         _MANAGER_LISTENER_PHASE_MAX,
 } ManagerListenerPhase;
 

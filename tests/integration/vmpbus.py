@@ -459,7 +459,8 @@ def daemon_levels(daemon, scope):
 
 
 def proc_status(pid):
-    """VmRSS in KiB, VmLck in KiB, open fds."""
+    """VmRSS in KiB, VmLck in KiB, open fds, context switches (voluntary: it
+    waited; nonvoluntary: the scheduler ran another task in its place)."""
     d = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -468,7 +469,7 @@ def proc_status(pid):
                 d[k] = int(v.split()[0])
             elif k.startswith("Cap"):
                 d[k] = int(v.strip(), 16)
-            elif k == "NoNewPrivs":
+            elif k in ("NoNewPrivs", "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"):
                 d[k] = int(v)
     d["fds"] = len(os.listdir(f"/proc/{pid}/fd"))
     return d

@@ -813,11 +813,14 @@ static void emit_system_extras(Bus *b, const LevelEvent *ev) {
         }
 }
 
-/* The kernel's notification (the event's timestamp) → now, into stage. */
-static void record_since_notification(Manager *m, const Scope *s, const LevelEvent *ev, LatencyStage stage) {
+/* The kernel's notification (the event's timestamp) → now, into stage;
+ * returns that latency. */
+static usec_t record_since_notification(Manager *m, const Scope *s, const LevelEvent *ev, LatencyStage stage) {
         usec_t now = source_now_usec();
+        usec_t latency = now > ev->timestamp_usec ? now - ev->timestamp_usec : 0;
 
-        manager_record_latency(m, stage, scope_simulated(s), now > ev->timestamp_usec ? now - ev->timestamp_usec : 0);
+        manager_record_latency(m, stage, scope_simulated(s), latency);
+        return latency;
 }
 
 /* The manager's listener: every level change and rate-limited repeat of
@@ -827,12 +830,16 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
         Bus *b = userdata;
         bool is_system = scope_is_system(s);
         bool caused = ev->level != LEVEL_NONE && (ev->level > ev->previous || ev->repeat);
+        usec_t start = source_now_usec(), deliver = USEC_INFINITY;
+        size_t written = 0;
 
         /* deliver: the kernel's notification → the last subscriber written,
          * before any bus message is built (the same rule as announce
          * below for what counts). */
-        if (is_system && subscriber_set_deliver(b->subscribers, ev->level) > 0 && caused)
-                record_since_notification(m, s, ev, LATENCY_DELIVER);
+        if (is_system)
+                written = subscriber_set_deliver(b->subscribers, ev->level);
+        if (written > 0 && caused)
+                deliver = record_since_notification(m, s, ev, LATENCY_DELIVER);
         if (b->bus) {
                 emit_level(b, s, ev);
                 if (is_system)
@@ -844,8 +851,20 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
          * timer fires up to its accuracy (10 ms) later, so it is not
          * measured (falls from OOM to LOW filled the 10-25 ms bucket, the
          * whole p99 of bench/bus-latency's own part). */
-        if (caused)
-                record_since_notification(m, s, ev, LATENCY_ANNOUNCE);
+        if (!caused)
+                return;
+        usec_t announce = record_since_notification(m, s, ev, LATENCY_ANNOUNCE);
+        /* The same stages to the µs, for --print-events only (the
+         * histograms keep bucket bounds): the notification → this listener
+         * ("start": the level decision, the headroom reads of an OOM and
+         * the responder's actions), → the last descriptor written, → the
+         * signals queued. After every write: a line to stdout costs a
+         * system call, and none of the stages waits behind it. */
+        manager_print(m, "own scope=%s level=%s t_usec=%" PRIu64 " start_usec=%" PRIu64
+                      " deliver_usec=%" PRIi64 " announce_usec=%" PRIu64 " written=%zu",
+                      scope_name(s), level_to_string(ev->level), ev->timestamp_usec,
+                      start > ev->timestamp_usec ? start - ev->timestamp_usec : 0,
+                      deliver == USEC_INFINITY ? (int64_t) -1 : (int64_t) deliver, announce, written);
 }
 
 /* The actions recorded since the last run, one Action signal each. Runs

@@ -56,6 +56,10 @@ struct Responder {
         size_t picked[RESPONDER_KILL_BATCH];
         char dirent_buf[32 * 1024];
         GuardTable guards;              /* Guard= of the unit-scope policies */
+        size_t n_loaded;                /* policy_set_count_loaded(policies) */
+        /* The scope of an OOM that found no unit with a policy running:
+         * said in the log after the announcement (on_level_record()). */
+        const Scope *oom_unheard;
 };
 
 struct linux_dirent64 {
@@ -444,18 +448,16 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
         Responder *r = userdata;
         int n_units;
 
-        if (!r->policies || !plan_event_wants_action(ev))
+        /* Without a loaded policy there is nothing to do: no directory
+         * read, and no word in the log, before the subscribers are told. */
+        if (r->n_loaded == 0 || !plan_event_wants_action(ev))
                 return;
         n_units = responder_list_units(r);
         if (n_units <= 0) {
                 if (n_units < 0 && n_units != -ENOENT)
                         log_warning_errno(n_units, "Cannot list the units below %s, ignoring: %m", r->cgroup_root);
                 else if (ev->level == LEVEL_OOM && !ev->repeat)
-                        /* Said, not silent: a policy whose unit runs where
-                         * nobody looked would otherwise fail unseen. */
-                        log_notice("%s: OOM, but no unit with a policy is running (%s).", scope_name(s),
-                                   systemd_units_cache(r->systemd_units) ? "none among the units systemd reported" :
-                                   "none in " UNITS_SLICE);
+                        r->oom_unheard = s;
                 return;
         }
         (void) plan_build(&(PlanInput) {
@@ -465,6 +467,20 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
                                   .event = ev,
                           }, &r->signal_limit, &r->pacer, &r->plan);
         responder_execute(r, s, ev);
+}
+
+/* After the subscribers and the bus heard of the level: what the OOM found
+ * is said, not silent (a policy whose unit runs where nobody looked would
+ * otherwise fail unseen), but a log line waits behind them. */
+static void on_level_record(Manager *m, const Scope *s, const LevelEvent *ev, void *userdata) {
+        Responder *r = userdata;
+
+        if (r->oom_unheard != s)
+                return;
+        r->oom_unheard = NULL;
+        log_notice("%s: OOM, but no unit with a policy is running (%s).", scope_name(s),
+                   systemd_units_cache(r->systemd_units) ? "none among the units systemd reported" :
+                   "none in " UNITS_SLICE);
 }
 
 static sd_bus *responder_bus(Responder *r) {
@@ -627,12 +643,16 @@ int responder_new(Manager *m, const char *const *dirs, size_t n_dirs, Responder 
         if (k < 0)              /* -ENOMEM, -EMFILE: never start with policies missing */
                 return k;
         log_diagnostics(diag);
+        r->n_loaded = policy_set_count_loaded(r->policies);
         if (r->policies)
-                log_info("Loaded %zu policies%s.", policy_set_count_loaded(r->policies),
+                log_info("Loaded %zu policies%s.", r->n_loaded,
                          manager_config(m)->dry_run ? " (dry run: nothing will be changed)" : "");
 
         manager_set_reload_hook(m, on_reload, r);
         k = manager_add_phase_listener(m, MANAGER_LISTENER_ACT, on_level, r);
+        if (k < 0)
+                return k;
+        k = manager_add_phase_listener(m, MANAGER_LISTENER_RECORD, on_level_record, r);
         if (k < 0)
                 return k;
         guard_table_init(&r->guards, r->systemd, manager_env(m));
@@ -831,6 +851,7 @@ int responder_reload(Responder *r, Diagnostics *diag) {
         }
         policy_set_free(r->policies);
         r->policies = set;
+        r->n_loaded = policy_set_count_loaded(set);
         responder_prefault_tables(r);   /* new policies may use more of them */
         responder_watch_units(r);
         responder_guard_all(r);         /* armed, changed or taken off */
