@@ -11,7 +11,13 @@ The deliver stage (notification → the last descriptor subscriber written)
 follows the same rule, and counts only announcements that wrote to a
 subscriber: the same pass is made first with none (nothing counted), then
 with one Subscribe(LOW) descriptor (the rise counted once, and it is no
-later than the announcement, which includes the D-Bus signals)."""
+later than the announcement, which includes the D-Bus signals).
+
+The same stages to the µs, the `own` line of --print-events
+(vmpressured(8), EVENT LINES): one per announcement the notification caused
+(the OOM, not the fall), right after its level line with the same t_usec,
+with start ≤ deliver ≤ announce; deliver_usec=-1 and written=0 without a
+subscriber, written=1 with one."""
 
 import os
 import sys
@@ -39,6 +45,35 @@ def announce_count(simulated):
 
 def simulate(level):
     vb.busctl("call", vb.NAME, vb.PATH, vb.IFACE, "Simulate", "ss", level, "")
+
+
+def check_own(d, before, written):
+    """The own lines of -.slice since before (an index into d.events): one,
+    for the OOM rise, after its level line and before any other level line,
+    with its stages in order. Returns it."""
+    events = d.events[before:]
+    own = [i for i, e in enumerate(events) if e["type"] == "own" and e.get("scope") == "-.slice"]
+    vt.check(len(own) == 1, f"expected one own line (the OOM rise; a fall has none), got "
+             f"{[events[i]['line'] for i in own]}")
+    e = events[own[0]]
+    rise = [i for i, x in enumerate(events[:own[0]]) if vt.is_level("-.slice", "oom")(x)]
+    vt.check(rise, f"the own line came before its OOM level line: {e['line']}")
+    lv = events[rise[-1]]
+    between = [x["line"] for x in events[rise[-1] + 1:own[0]] if x["type"] == "level"]
+    vt.log(f"level: {lv['line']}\nown:   {e['line']}")
+    vt.check(not between, f"another level line between the OOM line and its own line: {between}")
+    vt.check(e.get("level") == "oom" and e.get("t_usec") == lv["t_usec"],
+             f"the own line does not name the OOM of t_usec={lv['t_usec']}: {e['line']}")
+    for k in ("start_usec", "deliver_usec", "announce_usec", "written"):
+        vt.check(isinstance(e.get(k), int), f"the own line has no integer {k}: {e['line']}")
+    vt.check(e["written"] == written, f"written={e['written']}, expected {written}: {e['line']}")
+    if written == 0:
+        vt.check(e["deliver_usec"] == -1, f"no descriptor written, but deliver_usec={e['deliver_usec']}")
+        vt.check(0 <= e["start_usec"] <= e["announce_usec"], f"stages out of order: {e['line']}")
+    else:
+        vt.check(0 <= e["start_usec"] <= e["deliver_usec"] <= e["announce_usec"],
+                 f"stages out of order (start ≤ deliver ≤ announce): {e['line']}")
+    return e
 
 
 def one_pass(d, before):
@@ -72,12 +107,14 @@ def main():
              "a fall from the timer was counted as a notification's latency")
     vt.check(histogram("deliver", True) == deliver_before,
              f"deliver counted without any subscriber: {deliver_before} → {histogram('deliver', True)}")
+    check_own(d, 0, written=0)
 
     # Again with a descriptor subscriber at LOW: it gets OOM and the fall to
     # LOW, but only the rise is a notification's latency.
     cl = vb.Client("--no-signals", f"--subscribe={vb.VMPRESSURE['low']}")
     a0, d0 = histogram("announce", True), histogram("deliver", True)
-    one_pass(d, len(d.events))
+    mark = len(d.events)
+    one_pass(d, mark)
     cl.wait_for(lambda e: e["type"] == "record" and vb.LEVEL_OF_VALUE.get(e["pressure"]) == "low", 5,
                 "the subscriber's LOW record after OOM")
     recs = [vb.LEVEL_OF_VALUE[r["pressure"]] for r in cl.records()]
@@ -89,6 +126,7 @@ def main():
              f"one rise: deliver counted {d1[0] - d0[0]}, announce {a1[0] - a0[0]}")
     vt.check(d1[1] - d0[1] <= a1[1] - a0[1],
              f"deliver took {d1[1] - d0[1]} µs, more than the whole announcement's {a1[1] - a0[1]} µs")
+    check_own(d, mark, written=1)
     cl.stop()
     d.stop()
 
