@@ -138,6 +138,11 @@ typedef struct LevelEvent {
          * for StallLimit=. stall_known false: not read (no PSI). */
         bool stall_known;
         unsigned stall_full_permyriad[3];
+        /* Set by the manager: CLOCK_MONOTONIC when the level was decided
+         * (after an OOM's headroom and stall reads), right before the
+         * listeners run; the own line of --print-events splits the
+         * daemon's part there. */
+        usec_t decided_usec;
 } LevelEvent;
 
 typedef struct LevelEngine {

@@ -16,7 +16,7 @@ later than the announcement, which includes the D-Bus signals).
 The same stages to the µs, the `own` line of --print-events
 (vmpressured(8), EVENT LINES): one per announcement the notification caused
 (the OOM, not the fall), right after its level line with the same t_usec,
-with start ≤ deliver ≤ announce; deliver_usec=-1 and written=0 without a
+with decided ≤ start ≤ deliver ≤ announce; deliver_usec=-1 and written=0 without a
 subscriber, written=1 with one."""
 
 import os
@@ -64,15 +64,16 @@ def check_own(d, before, written):
     vt.check(not between, f"another level line between the OOM line and its own line: {between}")
     vt.check(e.get("level") == "oom" and e.get("t_usec") == lv["t_usec"],
              f"the own line does not name the OOM of t_usec={lv['t_usec']}: {e['line']}")
-    for k in ("start_usec", "deliver_usec", "announce_usec", "written"):
+    for k in ("decided_usec", "start_usec", "deliver_usec", "announce_usec", "written"):
         vt.check(isinstance(e.get(k), int), f"the own line has no integer {k}: {e['line']}")
     vt.check(e["written"] == written, f"written={e['written']}, expected {written}: {e['line']}")
     if written == 0:
         vt.check(e["deliver_usec"] == -1, f"no descriptor written, but deliver_usec={e['deliver_usec']}")
-        vt.check(0 <= e["start_usec"] <= e["announce_usec"], f"stages out of order: {e['line']}")
+        vt.check(0 <= e["decided_usec"] <= e["start_usec"] <= e["announce_usec"],
+                 f"stages out of order (decided ≤ start ≤ announce): {e['line']}")
     else:
-        vt.check(0 <= e["start_usec"] <= e["deliver_usec"] <= e["announce_usec"],
-                 f"stages out of order (start ≤ deliver ≤ announce): {e['line']}")
+        vt.check(0 <= e["decided_usec"] <= e["start_usec"] <= e["deliver_usec"] <= e["announce_usec"],
+                 f"stages out of order (decided ≤ start ≤ deliver ≤ announce): {e['line']}")
     return e
 
 

@@ -450,7 +450,7 @@ class Load:
 # --- the daemon -------------------------------------------------------------------
 
 _INT_FIELDS = ("index", "repeat", "t_usec", "latency_usec",
-               "start_usec", "deliver_usec", "announce_usec", "written")
+               "start_usec", "deliver_usec", "announce_usec", "written", "decided_usec")
 # Runs to the end of the line, spaces and all (vmpressured(8), EVENT LINES).
 _REST_OF_LINE_FIELDS = ("reason",)
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
