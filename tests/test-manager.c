@@ -8,7 +8,8 @@
  * 500 ms), whether it is asked for or comes back. The listeners of an
  * announcement run by phase (the responder's actions before the bus's
  * signals), whatever the order they were registered in, and the actions
- * hook runs after the dispatch that recorded actions. */
+ * hook runs after the dispatch that recorded actions. The --print-events
+ * lines of an announcement come level line first. */
 
 #include <fcntl.h>
 #include <signal.h>
@@ -547,6 +548,134 @@ static void test_memory_left_graded(void) {
         remove_cgroup("g");
 }
 
+/* ---- --print-events: the lines of one announcement ---- */
+
+static int print_n;                     /* lines each ACT call prints */
+static Scope *print_nest;               /* announced from inside the system scope's */
+
+static void on_act_print(Manager *m, const Scope *s, const LevelEvent *ev, void *userdata) {
+        if (s != manager_system_scope(m)) {
+                manager_print(m, "inner scope=%s", s->name);
+                return;
+        }
+        for (int i = 0; i < print_n; i++)
+                manager_print(m, "act i=%d pad=%s", i, "................................................");
+        if (print_nest) {
+                manager_print(m, "before-nested");
+                CHECK_EQ_INT(manager_simulate(m, print_nest, LEVEL_LOW), 0);
+                manager_print(m, "after-nested");
+        }
+}
+
+/* What fd 1 got since the last call, from the file standing in for it. */
+static size_t read_printed(int fd, char *buf, size_t size) {
+        static off_t done;
+        ssize_t n = pread(fd, buf, size - 1, done);
+
+        CHECK(n >= 0);
+        if (n < 0)
+                return 0;
+        buf[n] = '\0';
+        done += n;
+        return (size_t) n;
+}
+
+/* Line i of text (0-based) starts with prefix. */
+static bool line_starts(const char *text, int i, const char *prefix) {
+        for (; i > 0 && text; i--)
+                text = strchr(text, '\n') ? strchr(text, '\n') + 1 : NULL;
+        return text && strncmp(text, prefix, strlen(prefix)) == 0;
+}
+
+static int count_lines(const char *text) {
+        int n = 0;
+
+        for (; *text; text++)
+                n += *text == '\n';
+        return n;
+}
+
+/* The level line is made after the listeners but comes first: before a
+ * few lines, before lines that outgrow the 8 KiB hold (flushed early),
+ * and before an announcement made from inside it, whose own level line
+ * comes before its own lines. */
+static void test_print_order(void) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        static char out[64 * 1024];
+        char path[] = "/tmp/test-manager-out-XXXXXX";
+        int fd, saved;
+        Config c;
+
+        config_init(&c);
+        c.params.poll.fault_wake = false;
+        c.source = SOURCE_VMSTAT;
+        CHECK_EQ_INT(manager_new(&c, true, &m), 0);
+        if (!m)
+                return;
+        (void) snprintf(m->env.cgroup2_root, sizeof(m->env.cgroup2_root), "%s", root);
+        m->env.memcg_v1_root[0] = '\0';
+        make_cgroup("p");
+        fd = mkstemp(path);
+        CHECK(fd >= 0);
+        saved = dup(STDOUT_FILENO);
+        CHECK(saved >= 0);
+        if (fd < 0 || saved < 0)
+                return;
+        (void) unlink(path);
+        fflush(stdout);
+        CHECK(dup2(fd, STDOUT_FILENO) == STDOUT_FILENO);
+        CHECK_EQ_INT(manager_start(m), 0);
+        CHECK(manager_watch(m, "p", NULL) >= 0);
+        CHECK_EQ_INT(manager_add_listener(m, on_act_print, NULL), 0);
+        (void) read_printed(fd, out, sizeof(out));              /* the source and ready lines */
+
+        /* A few lines. */
+        print_n = 3;
+        CHECK_EQ_INT(manager_simulate(m, manager_system_scope(m), LEVEL_LOW), 0);
+        (void) read_printed(fd, out, sizeof(out));
+        CHECK_EQ_INT(count_lines(out), 4);
+        CHECK(line_starts(out, 0, "level scope=-.slice level=low "));
+        CHECK(line_starts(out, 1, "act i=0 "));
+        CHECK(line_starts(out, 3, "act i=2 "));
+
+        /* 200 lines of 70 bytes: the hold is flushed early, the level line
+         * still first, every line there in order. */
+        print_n = 200;
+        CHECK_EQ_INT(manager_simulate(m, manager_system_scope(m), LEVEL_MEDIUM), 0);
+        (void) read_printed(fd, out, sizeof(out));
+        CHECK_EQ_INT(count_lines(out), 201);
+        CHECK(line_starts(out, 0, "level scope=-.slice level=medium "));
+        CHECK(line_starts(out, 1, "act i=0 "));
+        CHECK(line_starts(out, 117, "act i=116 "));
+        CHECK(line_starts(out, 200, "act i=199 "));
+
+        /* An announcement inside another's listeners. */
+        print_n = 1;
+        print_nest = manager_find_scope(m, "p");
+        CHECK(print_nest != NULL);
+        if (print_nest) {
+                CHECK_EQ_INT(manager_simulate(m, manager_system_scope(m), LEVEL_OOM), 0);
+                (void) read_printed(fd, out, sizeof(out));
+                CHECK_EQ_INT(count_lines(out), 6);
+                CHECK(line_starts(out, 0, "level scope=-.slice level=oom "));
+                CHECK(line_starts(out, 1, "act i=0 "));
+                CHECK(line_starts(out, 2, "before-nested"));
+                CHECK(line_starts(out, 3, "level scope=p level=low "));
+                CHECK(line_starts(out, 4, "inner scope=p"));
+                CHECK(line_starts(out, 5, "after-nested"));
+                if (count_lines(out) != 6)
+                        fprintf(stderr, "printed:\n%s", out);
+        }
+        print_nest = NULL;
+
+        CHECK(dup2(saved, STDOUT_FILENO) == STDOUT_FILENO);
+        (void) close(saved);
+        (void) close(fd);
+        manager_free(m);
+        m = NULL;
+        remove_cgroup("p");
+}
+
 int main(void) {
         if (!mkdtemp(root)) {
                 perror("mkdtemp");
@@ -557,6 +686,7 @@ int main(void) {
         test_headroom_armed_by_source();
         test_partial_cgroup_waits();
         test_memory_left_graded();
+        test_print_order();
         (void) rmdir(root);
         return test_exit("test-manager");
 }

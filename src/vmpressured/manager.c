@@ -48,6 +48,7 @@ static struct {
         const Scope *s;
         const LevelEvent *ev;
         usec_t latency;
+        size_t at;                      /* its place in print_buf */
 } print_level_pending;
 
 static void manager_print_flush(void) {
@@ -80,10 +81,12 @@ static int format_line_f(char *line, size_t size, const char *fmt, ...) {
         return n;
 }
 
-/* The pending level line, first: ahead of what the listeners printed. */
+/* The pending level line, in its place: ahead of what the listeners
+ * printed. */
 static void print_level_line(void) {
         const Scope *s = print_level_pending.s;
         const LevelEvent *ev = print_level_pending.ev;
+        size_t at = MIN(print_level_pending.at, print_len);
         char line[512];
         int n;
 
@@ -100,11 +103,16 @@ static void print_level_line(void) {
         if (n < 0)
                 return;
         if (print_len + (size_t) n > sizeof(print_buf)) {
+                /* No room: what comes before it, the line, then the rest. */
+                if (at > 0)
+                        (void) log_write_stdout(print_buf, at);
                 (void) log_write_stdout(line, (size_t) n);
+                memmove(print_buf, print_buf + at, print_len - at);
+                print_len -= at;
                 return;
         }
-        memmove(print_buf + n, print_buf, print_len);
-        memcpy(print_buf, line, (size_t) n);
+        memmove(print_buf + at + n, print_buf + at, print_len - at);
+        memcpy(print_buf + at, line, (size_t) n);
         print_len += (size_t) n;
 }
 
@@ -157,7 +165,7 @@ static void scope_announce(Scope *s, const LevelEvent *ev, usec_t now_usec) {
         print_level_line();     /* an announcement from inside another's listeners: that one's first */
         print_hold = true;
         if (m->print_events)
-                print_level_pending = (typeof(print_level_pending)) { s, ev, latency };
+                print_level_pending = (typeof(print_level_pending)) { s, ev, latency, print_len };
 
         m->announcing = s;
         m->announcing_usec = now_usec;

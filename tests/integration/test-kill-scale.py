@@ -86,6 +86,13 @@ def test_unit_real():
                  f"unit's {MANY}), {dropped} lines dropped")
         vt.check(not kills(d) or all(e.get("unit") == a.unit for e in kills(d)),
                  f"kills outside {a.unit}: {[e['line'] for e in kills(d) if e.get('unit') != a.unit][:5]}")
+        # The announcement's lines outgrow the daemon's 8 KiB hold: the
+        # level line, made after the listeners, still comes first.
+        ev = d.events
+        first_oom = next((i for i, e in enumerate(ev) if vt.is_level("-.slice", "oom")(e)), None)
+        first_kill = next((i for i, e in enumerate(ev) if e["type"] == "killed"), None)
+        vt.check(first_oom is not None and first_kill is not None and first_oom < first_kill,
+                 f"the OOM level line (line {first_oom}) is not before the first kill line (line {first_kill})")
         counts = crowd.stop()
         vt.check(counts == {"killed": MANY, "other": 0, "left": 0}, f"the unit's sleepers ended as {counts}")
         vt.check(bystander.alive() and len(vt._cgroup_pids(n.path2)) == 1,
