@@ -43,7 +43,8 @@ static bool print_hold;
 /* The announcement whose level line is still to be made: it is formatted
  * after the listeners (a vsnprintf() of ten fields, 5-15 µs on the
  * development VM, is the benchmark's cost, not the daemon's: without
- * --print-events nothing is formatted) and put first in print_buf. */
+ * --print-events nothing is formatted) and put in print_buf where it was
+ * held, ahead of the announcement's other lines. */
 static struct {
         const Scope *s;
         const LevelEvent *ev;

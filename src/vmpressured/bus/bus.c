@@ -859,8 +859,9 @@ static void on_level(Manager *m, const Scope *s, const LevelEvent *ev, void *use
          * ("start": the level decision, the headroom reads of an OOM and
          * the responder's actions), → the last descriptor written, → the
          * signals queued; and → the level decided (the engine and an
-         * OOM's reads, before any listener). After every write: a line to stdout costs a
-         * system call, and none of the stages waits behind it. */
+         * OOM's reads, before any listener). After every write: a line to
+         * stdout costs a system call, and none of the stages waits behind
+         * it. */
         manager_print(m, "own scope=%s level=%s t_usec=%" PRIu64 " start_usec=%" PRIu64
                       " deliver_usec=%" PRIi64 " announce_usec=%" PRIu64 " written=%zu decided_usec=%" PRIu64,
                       scope_name(s), level_to_string(ev->level), ev->timestamp_usec,
