@@ -595,6 +595,15 @@ static int count_lines(const char *text) {
         return n;
 }
 
+/* Simulates level on the system scope with n lines from each ACT call;
+ * what was printed lands in out. Returns its number of lines. */
+static int announce_printed(Manager *m, Level level, int n, int fd, char *out, size_t size) {
+        print_n = n;
+        CHECK_EQ_INT(manager_simulate(m, manager_system_scope(m), level), 0);
+        (void) read_printed(fd, out, size);
+        return count_lines(out);
+}
+
 /* The level line is made after the listeners but comes first: before a
  * few lines, before lines that outgrow the 8 KiB hold (flushed early),
  * and before an announcement made from inside it, whose own level line
@@ -630,33 +639,24 @@ static void test_print_order(void) {
         (void) read_printed(fd, out, sizeof(out));              /* the source and ready lines */
 
         /* A few lines. */
-        print_n = 3;
-        CHECK_EQ_INT(manager_simulate(m, manager_system_scope(m), LEVEL_LOW), 0);
-        (void) read_printed(fd, out, sizeof(out));
-        CHECK_EQ_INT(count_lines(out), 4);
+        CHECK_EQ_INT(announce_printed(m, LEVEL_LOW, 3, fd, out, sizeof(out)), 4);
         CHECK(line_starts(out, 0, "level scope=-.slice level=low "));
         CHECK(line_starts(out, 1, "act i=0 "));
         CHECK(line_starts(out, 3, "act i=2 "));
 
         /* 200 lines of 70 bytes: the hold is flushed early, the level line
          * still first, every line there in order. */
-        print_n = 200;
-        CHECK_EQ_INT(manager_simulate(m, manager_system_scope(m), LEVEL_MEDIUM), 0);
-        (void) read_printed(fd, out, sizeof(out));
-        CHECK_EQ_INT(count_lines(out), 201);
+        CHECK_EQ_INT(announce_printed(m, LEVEL_MEDIUM, 200, fd, out, sizeof(out)), 201);
         CHECK(line_starts(out, 0, "level scope=-.slice level=medium "));
         CHECK(line_starts(out, 1, "act i=0 "));
         CHECK(line_starts(out, 117, "act i=116 "));
         CHECK(line_starts(out, 200, "act i=199 "));
 
         /* An announcement inside another's listeners. */
-        print_n = 1;
         print_nest = manager_find_scope(m, "p");
         CHECK(print_nest != NULL);
         if (print_nest) {
-                CHECK_EQ_INT(manager_simulate(m, manager_system_scope(m), LEVEL_OOM), 0);
-                (void) read_printed(fd, out, sizeof(out));
-                CHECK_EQ_INT(count_lines(out), 6);
+                CHECK_EQ_INT(announce_printed(m, LEVEL_OOM, 1, fd, out, sizeof(out)), 6);
                 CHECK(line_starts(out, 0, "level scope=-.slice level=oom "));
                 CHECK(line_starts(out, 1, "act i=0 "));
                 CHECK(line_starts(out, 2, "before-nested"));
