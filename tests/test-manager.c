@@ -227,18 +227,28 @@ static void on_actions(Manager *m, void *userdata) {
         note("actions");
 }
 
-static void test_listener_phases(void) {
-        _cleanup_(manager_freep) Manager *m = NULL;
+/* A manager on the vmstat source over the fake cgroup2 tree, not started;
+ * NULL when it cannot be made. */
+static Manager *fake_root_manager(bool print_events) {
+        Manager *m = NULL;
         Config c;
 
         config_init(&c);
         c.params.poll.fault_wake = false;   /* the real counters: tests/test-fault-wake.c */
         c.source = SOURCE_VMSTAT;
-        CHECK_EQ_INT(manager_new(&c, false, &m), 0);
+        CHECK_EQ_INT(manager_new(&c, print_events, &m), 0);
         if (!m)
-                return;
+                return NULL;
         (void) snprintf(m->env.cgroup2_root, sizeof(m->env.cgroup2_root), "%s", root);
         m->env.memcg_v1_root[0] = '\0';
+        return m;
+}
+
+static void test_listener_phases(void) {
+        _cleanup_(manager_freep) Manager *m = fake_root_manager(false);
+
+        if (!m)
+                return;
         CHECK_EQ_INT(manager_start(m), 0);
         if (!manager_system_scope(m))
                 return;
@@ -609,20 +619,13 @@ static int announce_printed(Manager *m, Level level, int n, int fd, char *out, s
  * and before an announcement made from inside it, whose own level line
  * comes before its own lines. */
 static void test_print_order(void) {
-        _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_(manager_freep) Manager *m = fake_root_manager(true);
         static char out[64 * 1024];
         char path[] = "/tmp/test-manager-out-XXXXXX";
         int fd, saved;
-        Config c;
 
-        config_init(&c);
-        c.params.poll.fault_wake = false;
-        c.source = SOURCE_VMSTAT;
-        CHECK_EQ_INT(manager_new(&c, true, &m), 0);
         if (!m)
                 return;
-        (void) snprintf(m->env.cgroup2_root, sizeof(m->env.cgroup2_root), "%s", root);
-        m->env.memcg_v1_root[0] = '\0';
         make_cgroup("p");
         fd = mkstemp(path);
         CHECK(fd >= 0);
