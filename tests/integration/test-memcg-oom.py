@@ -5,16 +5,32 @@ with oom_kill_disable=1. The kernel signals "critical" within milliseconds and
 memory.oom_control ~2-50 ms later, then holds the hog under OOM (state D) until
 we SIGKILL it. The daemon must report level=oom for the cgroup within 1 s of its
 first level line (the first kernel event it read, by the daemon's own t_usec),
-and that first line within a few seconds of the load starting."""
+and that first line within a few seconds of the load starting.
+
+The kernel's critical event also signals the low and medium eventfds; the
+daemon reads the critical one first and drains the others after the
+announcement. With the hog held, no event follows: a daemon that left an
+eventfd undrained would be woken by it without end, so its CPU time over 2 s
+must stay near nothing."""
 
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vmptest as vt  # noqa: E402
 
 LIMIT_MIB = 64
 HOG_MIB = 128           # twice the limit, 8 MiB every 20 ms: at the limit after ~160 ms
+IDLE_SEC = 2.0
+IDLE_CPU_MS = 100       # a daemon woken without end by an eventfd spends ~IDLE_SEC * 1000
+
+
+def cpu_ms(pid):
+    """utime + stime of pid, in ms (/proc/PID/stat, fields 14 and 15)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def main():
@@ -48,6 +64,14 @@ def main():
         vt.check(to_oom_ms <= 1000, f"OOM reported {to_oom_ms:.0f} ms after the first kernel event (limit 1000 ms)")
         vt.check(oom.get("source") == "memcg", f"oom line from source={oom.get('source')}: {oom['line']}")
         vt.check(oom["latency_usec"] < 1000000, f"latency_usec {oom['latency_usec']} >= 1 s: {oom['line']}")
+
+        # The hog is held in D state: no more events. Every eventfd is drained.
+        before = cpu_ms(d.pid)
+        time.sleep(IDLE_SEC)
+        spent = cpu_ms(d.pid) - before
+        vt.log(f"daemon CPU over {IDLE_SEC:.0f} s with the hog held under OOM: {spent:.0f} ms")
+        vt.check(spent < IDLE_CPU_MS, f"the daemon spent {spent:.0f} ms of CPU in {IDLE_SEC:.0f} s with no new "
+                 f"event (limit {IDLE_CPU_MS} ms): an eventfd left undrained?")
 
         # Held in D state: only SIGKILL gets it out (Load.stop escalates).
         load.kill()

@@ -37,7 +37,10 @@ static int read_u64_file(const char *dir, const char *file, const char *key, cha
  * allocated in the kernel at OOM. bench/bus-latency timed the open, read
  * and close of /proc/meminfo at 44-61 µs for the first OOM of a load on
  * the development VM, the pread() of an open one 10-17 µs. Only the real
- * /proc: a file of a test's tree may be replaced between reads. */
+ * /proc: a file of a test's tree may be replaced between reads. Both are
+ * seq_file texts printed whole into the kernel's buffer, so one pread()
+ * returns all of a text that fits (READ_FILE_ONE_READ), without a second
+ * one to see the end of the file. */
 static int meminfo_fd = -EBADF, stall_fd = -EBADF;
 
 static ssize_t read_system_file(int *fd, const char *proc_root, const char *name, char *buf, size_t size,
@@ -53,7 +56,7 @@ static ssize_t read_system_file(int *fd, const char *proc_root, const char *name
                 if (*fd < 0)
                         return -errno;
         }
-        return read_small_fd(*fd, buf, size, flags);
+        return read_small_fd(*fd, buf, size, flags | READ_FILE_ONE_READ);
 }
 
 static int headroom_system(const SourceEnv *env, char *buf, size_t size,

@@ -48,6 +48,9 @@ typedef struct MemcgSource {
         int mark_fd[_SOURCE_MARK_MAX];
         sd_event_source *mark_event[_SOURCE_MARK_MAX];
         uint64_t mark_bytes[_SOURCE_MARK_MAX];
+        /* The levels below the last event's, whose eventfds that event also
+         * signalled, drained at the next dispatch (memcg_on_pressure()). */
+        Level drain_below;
         bool dead;
 } MemcgSource;
 
@@ -95,7 +98,9 @@ static void memcg_disable(MemcgSource *m) {
 /* Returns true (after handing the source to its owner, which may free it)
  * when the cgroup is gone: the caller must not touch m afterwards. */
 static bool memcg_check_gone(MemcgSource *m) {
-        if (memcg_alive(m))
+        /* The root memcg (the system scope's) is never removed: no path
+         * lookup before an announcement of system pressure. */
+        if (!m->source.cgroup[0] || memcg_alive(m))
                 return false;
         log_debug("%s: memory cgroup '%s' was removed.", m->source.scope, m->source.cgroup);
         memcg_disable(m);
@@ -110,8 +115,14 @@ static bool eventfd_drain(int fd) {
         return fd >= 0 && read(fd, &counter, sizeof(counter)) == (ssize_t) sizeof(counter) && counter > 0;
 }
 
-/* A listener for level L also fires for every higher level, and a burst of
- * reclaim signals several: drain all three and report the highest once. */
+/* One kernel event of level L signals the listeners of every level up to
+ * L, and a burst of reclaim several: the highest signalled is the event.
+ * The eventfds are read from the top, so an OOM is known after one read,
+ * and those below the event's level (signalled by the same event) are
+ * drained at the next dispatch, after the announcement: that is the
+ * handler of another of the three, pending from the same wake-up, or of
+ * the next event. A lower level signalled in between is lost with them;
+ * it adds nothing to the higher one just seen. */
 static int memcg_on_pressure(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         MemcgSource *m = userdata;
         usec_t now = source_now_usec();
@@ -120,11 +131,17 @@ static int memcg_on_pressure(sd_event_source *es, int fd, uint32_t revents, void
 
         if (m->dead)
                 return 0;
-        for (Level l = LEVEL_LOW; l < _LEVEL_MAX; l++)
-                if (eventfd_drain(m->pressure_fd[l]))
+        for (Level l = LEVEL_LOW; l < m->drain_below; l++)
+                (void) eventfd_drain(m->pressure_fd[l]);
+        m->drain_below = LEVEL_LOW;
+        for (Level l = _LEVEL_MAX - 1; l >= LEVEL_LOW; l--)
+                if (eventfd_drain(m->pressure_fd[l])) {
                         highest = l;
+                        break;
+                }
         if (highest == LEVEL_NONE)
-                return 0;               /* already drained by the handler of another level */
+                return 0;               /* drained already, by the handler of another level */
+        m->drain_below = highest;
         if (memcg_check_gone(m))
                 return 0;
 
