@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the reads of an OOM's decision cost, back to back and when the
+ * reader wakes from a sleep, as the daemon does at a kernel event:
+ *
+ *   bench-reads [SLEEP_MS [N]]         (default 20 and 200)
+ *
+ * Each of the files the daemon keeps open for the decision
+ * (source-headroom.c: /proc/meminfo, /proc/pressure/memory) is read with
+ * one pread() at 0 into an 8 KiB buffer, N times back to back and N times
+ * after sleeping SLEEP_MS each; then the same for one eventfd read (the
+ * memcg source's notification, signalled just before) and for one bare
+ * system call (getppid()). Per row p50/p90/p99 in µs. Nothing but the real
+ * /proc is needed, and no privilege. Not a test: figures for
+ * bench/README.md, to be read with the machine named (a virtual CPU that
+ * sleeps is woken by its host).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+enum { OP_FILE, OP_EVENTFD, OP_SYSCALL };
+
+/* One operation, timed; -1 when it failed. The eventfd is signalled
+ * before the sleep, so the timed read is the first system call after it. */
+static int64_t run_once(int op, int fd, unsigned sleep_ms) {
+        static char buf[8192];
+        uint64_t counter = 1, t;
+        ssize_t n = 0;
+
+        if (op == OP_EVENTFD && write(fd, &counter, sizeof(counter)) != (ssize_t) sizeof(counter))
+                return -1;
+        if (sleep_ms > 0)
+                (void) usleep(sleep_ms * 1000u);
+        t = now_ns();
+        switch (op) {
+        case OP_FILE:
+                n = pread(fd, buf, sizeof(buf), 0);
+                break;
+        case OP_EVENTFD:
+                n = read(fd, &counter, sizeof(counter));
+                break;
+        case OP_SYSCALL:
+                n = (ssize_t) syscall(SYS_getppid);
+                break;
+        }
+        t = now_ns() - t;
+        return n < 0 ? -1 : (int64_t) t;
+}
+
+static int measure(const char *name, int op, int fd, unsigned sleep_ms, unsigned n, uint64_t *d) {
+        for (int asleep = 0; asleep <= 1; asleep++) {
+                for (unsigned i = 0; i < n; i++) {
+                        int64_t t;
+
+                        t = run_once(op, fd, asleep ? sleep_ms : 0);
+                        if (t < 0) {
+                                fprintf(stderr, "%s: %s\n", name, strerror(errno));
+                                return -1;
+                        }
+                        d[i] = (uint64_t) t;
+                }
+                qsort(d, n, sizeof(*d), cmp_u64);
+                printf("%-22s %-18s %8.1f %8.1f %8.1f\n", name,
+                       asleep ? "after a sleep" : "back to back",
+                       d[n / 2] / 1e3, d[n * 9 / 10] / 1e3, d[n * 99 / 100] / 1e3);
+        }
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        static const char *const files[] = { "/proc/meminfo", "/proc/pressure/memory" };
+        unsigned sleep_ms = argc > 1 ? (unsigned) strtoul(argv[1], NULL, 10) : 20;
+        unsigned n = argc > 2 ? (unsigned) strtoul(argv[2], NULL, 10) : 200;
+        uint64_t *d;
+        int fd, r = 0;
+
+        if (n < 2 || n > 1000000) {
+                fprintf(stderr, "usage: %s [SLEEP_MS [N]], N from 2 to 1000000\n", argv[0]);
+                return 2;
+        }
+        d = calloc(n, sizeof(*d));
+        if (!d)
+                return 1;
+        printf("# %u reads per row, %u ms asleep before each of the second; µs\n", n, sleep_ms);
+        printf("%-22s %-18s %8s %8s %8s\n", "read", "when", "p50", "p90", "p99");
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+                fd = open(files[i], O_RDONLY | O_CLOEXEC);
+                if (fd < 0) {
+                        printf("%-22s unavailable: %s\n", files[i], strerror(errno));
+                        continue;
+                }
+                if (measure(files[i], OP_FILE, fd, sleep_ms, n, d) < 0)
+                        r = 1;
+                close(fd);
+        }
+        fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (fd < 0 || measure("eventfd read", OP_EVENTFD, fd, sleep_ms, n, d) < 0)
+                r = 1;
+        if (fd >= 0)
+                close(fd);
+        if (measure("getppid()", OP_SYSCALL, -1, sleep_ms, n, d) < 0)
+                r = 1;
+        free(d);
+        return r;
+}
