@@ -477,7 +477,8 @@ static void test_partial_cgroup_waits(void) {
 static Scope *g_scope;
 static struct {
         Level level;
-        bool graded, memory_left, repeat;
+        bool graded, memory_left, repeat, stall_known;
+        unsigned stall_full_avg10;
 } g_seen[8];
 static size_t n_g_seen;
 
@@ -488,6 +489,8 @@ static void on_g(Manager *m, const Scope *s, const LevelEvent *ev, void *userdat
         g_seen[n_g_seen].graded = ev->graded;
         g_seen[n_g_seen].memory_left = ev->memory_left;
         g_seen[n_g_seen].repeat = ev->repeat;
+        g_seen[n_g_seen].stall_known = ev->stall_known;
+        g_seen[n_g_seen].stall_full_avg10 = ev->stall_full_permyriad[0];
         n_g_seen++;
 }
 
@@ -509,10 +512,14 @@ static bool g_seen_3(Manager *m) {
  * so the level timer raises it to OOM (memory_left) LEVEL_GRADE_USEC later;
  * and when the cgroup then reaches its limit the
  * headroom's OOM is announced at once, although RepeatSec= (10 s here) has
- * not passed: that is the one that may kill. */
-static void test_memory_left_graded(void) {
+ * not passed: that is the one that may kill. The OOM with memory left
+ * carries the cgroup's stall (PSI "full") when it is wanted, and has none
+ * when no policy kills (manager_set_stall_wanted(false)). */
+static void test_memory_left_graded(bool stall_wanted) {
         _cleanup_(manager_freep) Manager *m = NULL;
         Config c;
+
+        n_g_seen = 0;
 
         config_init(&c);
         c.params.poll.fault_wake = false;   /* the real counters: tests/test-fault-wake.c */
@@ -521,6 +528,10 @@ static void test_memory_left_graded(void) {
         if (!m)
                 return;
         put("g", "memory.stat", "anon 0\nfile 0\ninactive_file 0\npgscan 0\npgsteal 0\n");
+        put("g", "memory.pressure", "some avg10=30.00 avg60=10.00 avg300=2.00 total=100\n"
+                                    "full avg10=12.34 avg60=5.00 avg300=1.00 total=50\n");
+        if (!stall_wanted)
+                manager_set_stall_wanted(m, false);
         CHECK_EQ_INT(manager_add_phase_listener(m, MANAGER_LISTENER_ANNOUNCE, on_g, NULL), 0);
         CHECK_EQ_INT(manager_start(m), 0);
         CHECK_EQ_INT(manager_watch(m, "g", &g_scope), 1);
@@ -545,6 +556,8 @@ static void test_memory_left_graded(void) {
         CHECK(!g_seen[1].graded);
         CHECK(g_seen[1].memory_left);
         CHECK(g_scope->engine.oom_held);
+        CHECK_EQ_INT(g_seen[1].stall_known, stall_wanted);
+        CHECK_EQ_INT(g_seen[1].stall_full_avg10, stall_wanted ? 1234 : 0);
 
         put("g", "memory.current", "104857600\n");     /* at the limit */
         CHECK(run_until(m, g_seen_3, USEC_PER_SEC));
@@ -555,6 +568,7 @@ static void test_memory_left_graded(void) {
 
         CHECK(unlink_in("g", "memory.max") == 0);
         CHECK(unlink_in("g", "memory.current") == 0);
+        CHECK(unlink_in("g", "memory.pressure") == 0);
         remove_cgroup("g");
 }
 
@@ -688,7 +702,8 @@ int main(void) {
         test_listener_phases();
         test_headroom_armed_by_source();
         test_partial_cgroup_waits();
-        test_memory_left_graded();
+        test_memory_left_graded(true);
+        test_memory_left_graded(false);
         test_print_order();
         (void) rmdir(root);
         return test_exit("test-manager");

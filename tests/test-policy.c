@@ -512,6 +512,28 @@ static void test_signals(void) {
 #define RUN "/run/vmpressured/policies"
 #define LIB "/usr/lib/vmpressured/policies"
 
+/* Only a loaded policy's [OOM] Kill=yes counts: the daemon then reads the
+ * stall of an OOM with memory left (manager_set_stall_wanted()). */
+static void test_set_any_kill(void) {
+        const PolicyFile files[] = {
+                { ETC, "masked.service.policy", "", 0 },
+                { ETC, "sig.service.policy", "[Medium]\nSignal=SIGUSR1\n[OOM]\nKill=no\n", 38 },
+                { ETC, "broken.service.policy", NULL, 0, -EACCES },
+                { LIB, "masked.service.policy", "[OOM]\nKill=yes\n", 15 },
+                { LIB, "broken.service.policy", "[OOM]\nKill=yes\n", 15 },
+        };
+        _cleanup_(policy_set_freep) PolicySet *s = NULL;
+        Diagnostics d;
+
+        CHECK(!policy_set_any_kill(NULL));
+        CHECK_EQ_INT(policy_set_new(&s), 0);
+        CHECK(!policy_set_any_kill(s));
+        diag_clear(&d);
+        CHECK_EQ_INT(policy_set_add_files(s, files, ELEMENTSOF(files), &d), 1);
+        CHECK_EQ_INT(policy_set_count_loaded(s), 1);
+        CHECK(!policy_set_any_kill(s));
+}
+
 static void test_set_first_wins(void) {
         const PolicyFile files[] = {
                 { ETC, "a.service.policy", "[Medium]\nSignal=SIGUSR1\n", 24 },
@@ -545,6 +567,7 @@ static void test_set_first_wins(void) {
         for (size_t i = 1; i < s->n; i++)
                 CHECK(strcmp(s->policies[i - 1].unit, s->policies[i].unit) < 0);
         CHECK_EQ_INT(policy_set_count_loaded(s), 4);
+        CHECK(policy_set_any_kill(s));          /* worker@.service from /run */
 
         p = policy_set_find(s, "a.service");
         CHECK(p && p->actions[LEVEL_MEDIUM].signal == SIGUSR1);
@@ -835,6 +858,7 @@ int main(void) {
         test_random_input();
         test_signals();
         test_set_first_wins();
+        test_set_any_kill();
         test_load_dirs();
         test_load_untrusted();
         return test_exit("test-policy");

@@ -122,4 +122,5 @@ struct Manager {
         void *actions_hook_userdata;
         manager_scope_hook_t scope_hook;        /* a scope started watching (responder: Guard=) */
         void *scope_hook_userdata;
+        bool stall_unwanted;            /* manager_set_stall_wanted(false) */
 };

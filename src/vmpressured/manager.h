@@ -164,6 +164,11 @@ int manager_watch(Manager *m, const char *cgroup, Scope **ret);
 size_t manager_count_unwatched(const Manager *m, UnwatchedReason reason);
 
 void manager_set_reload_hook(Manager *m, manager_reload_hook_t hook, void *userdata);
+/* Whether an OOM with memory left reads the memory stall (PSI "full") into
+ * its LevelEvent before the listeners: only a policy that may kill at OOM
+ * uses it (StallLimit=, the held kill's line). Wanted unless the responder
+ * says no policy kills; without it the event's stall_known is false. */
+void manager_set_stall_wanted(Manager *m, bool wanted);
 /* Runs the reload hook; diag may be NULL (SIGHUP: problems are only logged). */
 int manager_reload_hooks(Manager *m, Diagnostics *diag);
 

@@ -821,3 +821,10 @@ size_t policy_set_count_loaded(const PolicySet *s) {
                 n += s->policies[i].state == POLICY_LOADED;
         return n;
 }
+
+bool policy_set_any_kill(const PolicySet *s) {
+        for (size_t i = 0; s && i < s->n; i++)
+                if (s->policies[i].state == POLICY_LOADED && s->policies[i].actions[LEVEL_OOM].kill)
+                        return true;
+        return false;
+}

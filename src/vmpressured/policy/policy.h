@@ -213,3 +213,5 @@ const Policy *policy_set_find(const PolicySet *s, const char *unit);
 /* The entry of that exact name in any state, NULL if none. */
 const Policy *policy_set_get(const PolicySet *s, const char *unit);
 size_t policy_set_count_loaded(const PolicySet *s);
+/* Whether a loaded policy may kill at OOM ([OOM] Kill=yes). */
+bool policy_set_any_kill(const PolicySet *s);

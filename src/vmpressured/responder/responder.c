@@ -644,6 +644,7 @@ int responder_new(Manager *m, const char *const *dirs, size_t n_dirs, Responder 
                 return k;
         log_diagnostics(diag);
         r->n_loaded = policy_set_count_loaded(r->policies);
+        manager_set_stall_wanted(m, policy_set_any_kill(r->policies));
         if (r->policies)
                 log_info("Loaded %zu policies%s.", r->n_loaded,
                          manager_config(m)->dry_run ? " (dry run: nothing will be changed)" : "");
@@ -852,6 +853,7 @@ int responder_reload(Responder *r, Diagnostics *diag) {
         policy_set_free(r->policies);
         r->policies = set;
         r->n_loaded = policy_set_count_loaded(set);
+        manager_set_stall_wanted(r->manager, policy_set_any_kill(set));
         responder_prefault_tables(r);   /* new policies may use more of them */
         responder_watch_units(r);
         responder_guard_all(r);         /* armed, changed or taken off */
