@@ -29,21 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-clock.h"
+
 enum { KIND_SEQPACKET, KIND_DGRAM, KIND_STREAM, KIND_PIPE, _KIND_MAX };
 static const char *const kind_name[_KIND_MAX] = { "seqpacket", "dgram", "stream", "pipe" };
-
-static uint64_t now_ns(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return x < y ? -1 : x > y;
-}
 
 /* ends[0] written by us, ends[1] read by the reader. */
 static int make_pair(int kind, int ends[2]) {

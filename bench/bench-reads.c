@@ -26,18 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t now_ns(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return x < y ? -1 : x > y;
-}
+#include "bench-clock.h"
 
 enum { OP_FILE, OP_EVENTFD, OP_SYSCALL };
 
