@@ -6,9 +6,11 @@
  *   bench-reads [SLEEP_MS [N]]         (default 20 and 200)
  *
  * Each of the files the daemon keeps open for the decision
- * (source-headroom.c: /proc/meminfo, /proc/pressure/memory) is read with
- * one pread() at 0 into an 8 KiB buffer, N times back to back and N times
- * after sleeping SLEEP_MS each; then the same for one eventfd read (the
+ * (source-headroom.c: /proc/meminfo, /proc/pressure/memory) and the
+ * machine's counters that the reclaim source reads at each wake-up on the
+ * unified layout (/proc/vmstat) is read with one pread() at 0 into an
+ * 8 KiB buffer, N times back to back and N times after sleeping SLEEP_MS
+ * each; then the same for one eventfd read (the
  * memcg source's notification, signalled just before) and for one bare
  * system call (getppid()). Per row p50/p90/p99 in µs. Nothing but the real
  * /proc is needed, and no privilege. Not a test: figures for
@@ -78,7 +80,7 @@ static int measure(const char *name, int op, int fd, unsigned sleep_ms, unsigned
 }
 
 int main(int argc, char *argv[]) {
-        static const char *const files[] = { "/proc/meminfo", "/proc/pressure/memory" };
+        static const char *const files[] = { "/proc/meminfo", "/proc/pressure/memory", "/proc/vmstat" };
         unsigned sleep_ms = argc > 1 ? (unsigned) strtoul(argv[1], NULL, 10) : 20;
         unsigned n = argc > 2 ? (unsigned) strtoul(argv[2], NULL, 10) : 200;
         uint64_t *d;

@@ -93,10 +93,15 @@ static bool reclaim_cgroup_gone(ReclaimSource *r) {
         return r->dir_fd >= 0 && faccessat(r->dir_fd, "cgroup.procs", F_OK, 0) < 0 && errno == ENOENT;
 }
 
+/* A cgroup's memory.stat is one kernfs record, which one pread() returns
+ * whole (READ_FILE_ONE_READ: no second call to see the end, each 3-25 µs
+ * when the daemon has just woken, build-rel/bench/bench-reads). /proc/vmstat
+ * is a seq_file of one record per counter, which the kernel hands out a page
+ * at a time: ~4 KiB on 6.18, so it is read to the end. */
 static int reclaim_read_counters(ReclaimSource *r, VmstatCounters *ret) {
         ssize_t n;
 
-        n = read_small_fd(r->stat_fd, r->buf, sizeof(r->buf), 0);
+        n = read_small_fd(r->stat_fd, r->buf, sizeof(r->buf), r->source.cgroup[0] ? READ_FILE_ONE_READ : 0);
         if (n < 0)
                 return (int) n;
         if (r->machine_only)
@@ -116,8 +121,10 @@ static int reclaim_read_events(ReclaimSource *r, MemcgEvents *ret) {
         };
         ssize_t n;
 
-        /* Reading is also what re-arms kernfs's poll for the next change. */
-        n = read_small_fd(r->events_fd, r->events_buf, sizeof(r->events_buf), READ_FILE_TRUNCATE);
+        /* Reading is also what re-arms kernfs's poll for the next change;
+         * one kernfs record, so one pread() returns it whole. */
+        n = read_small_fd(r->events_fd, r->events_buf, sizeof(r->events_buf),
+                          READ_FILE_TRUNCATE | READ_FILE_ONE_READ);
         if (n < 0)
                 return (int) n;
         for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
