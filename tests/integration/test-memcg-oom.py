@@ -26,13 +26,6 @@ IDLE_SEC = 2.0
 IDLE_CPU_MS = 100       # a daemon woken without end by an eventfd spends ~IDLE_SEC * 1000
 
 
-def cpu_ms(pid):
-    """utime + stime of pid, in ms (/proc/PID/stat, fields 14 and 15)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
-
-
 def main():
     vt.need_root_and_cgroups()
     with vt.Memcg("oom", limit_mib=LIMIT_MIB, oom_kill_disable=True) as cg:
@@ -66,9 +59,9 @@ def main():
         vt.check(oom["latency_usec"] < 1000000, f"latency_usec {oom['latency_usec']} >= 1 s: {oom['line']}")
 
         # The hog is held in D state: no more events. Every eventfd is drained.
-        before = cpu_ms(d.pid)
+        before = vt.cpu_ms(d.pid)
         time.sleep(IDLE_SEC)
-        spent = cpu_ms(d.pid) - before
+        spent = vt.cpu_ms(d.pid) - before
         vt.log(f"daemon CPU over {IDLE_SEC:.0f} s with the hog held under OOM: {spent:.0f} ms")
         vt.check(spent < IDLE_CPU_MS, f"the daemon spent {spent:.0f} ms of CPU in {IDLE_SEC:.0f} s with no new "
                  f"event (limit {IDLE_CPU_MS} ms): an eventfd left undrained?")

@@ -173,6 +173,14 @@ def now_usec():
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
 
 
+def cpu_ms(pid):
+    """A process's user + system CPU time so far (/proc/PID/stat, fields 14
+    and 15), ms."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 // os.sysconf("SC_CLK_TCK")
+
+
 # --- processes we start --------------------------------------------------------
 
 def _stop_process(p, term_timeout=3.0):
