@@ -10,9 +10,18 @@
  * machine's counters that the reclaim source reads at each wake-up on the
  * unified layout (/proc/vmstat) is read with one pread() at 0 into an
  * 8 KiB buffer, N times back to back and N times after sleeping SLEEP_MS
- * each; then the same for one eventfd read (the
- * memcg source's notification, signalled just before) and for one bare
- * system call (getppid()). Per row p50/p90/p99 in µs. Nothing but the real
+ * each. Then the same for:
+ *   - one eventfd read (the memcg source's notification, signalled just
+ *     before the sleep);
+ *   - one bare system call (getppid());
+ *   - one 4-byte send() to a SOCK_SEQPACKET socket pair, the write of a
+ *     record to a subscriber (struct vmpressure_event; nobody waits on the other end: the daemon's
+ *     send() wakes its subscriber, which costs more);
+ *   - the three calls of the MEDIUM that an OOM with memory left becomes
+ *     on the system scope, in the daemon's order: the eventfd read, the
+ *     pread() of /proc/meminfo and that send().
+ * Per row p50/p90/p99 in µs,
+ * and the share of the N that took 50 µs or more. Nothing but the real
  * /proc is needed, and no privilege. Not a test: figures for
  * bench/README.md, to be read with the machine named (a virtual CPU that
  * sleeps is woken by its host).
@@ -24,13 +33,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench-clock.h"
 
-enum { OP_FILE, OP_EVENTFD, OP_SYSCALL };
+enum { OP_FILE, OP_EVENTFD, OP_SYSCALL, OP_SEND, OP_PATH };
+
+/* The descriptors of the MEDIUM's calls (OP_PATH). */
+static int path_eventfd = -1, path_meminfo = -1, path_sock[2] = { -1, -1 };
 
 /* One operation, timed; -1 when it failed. The eventfd is signalled
  * before the sleep, so the timed read is the first system call after it. */
@@ -40,6 +53,8 @@ static int64_t run_once(int op, int fd, unsigned sleep_ms) {
         ssize_t n = 0;
 
         if (op == OP_EVENTFD && write(fd, &counter, sizeof(counter)) != (ssize_t) sizeof(counter))
+                return -1;
+        if (op == OP_PATH && write(path_eventfd, &counter, sizeof(counter)) != (ssize_t) sizeof(counter))
                 return -1;
         if (sleep_ms > 0)
                 (void) usleep(sleep_ms * 1000u);
@@ -54,8 +69,20 @@ static int64_t run_once(int op, int fd, unsigned sleep_ms) {
         case OP_SYSCALL:
                 n = (ssize_t) syscall(SYS_getppid);
                 break;
+        case OP_SEND:
+                n = send(path_sock[0], buf, 4, MSG_DONTWAIT | MSG_NOSIGNAL);
+                break;
+        case OP_PATH:
+                n = read(path_eventfd, &counter, sizeof(counter));
+                if (n >= 0)
+                        n = pread(path_meminfo, buf, sizeof(buf), 0);
+                if (n >= 0)
+                        n = send(path_sock[0], buf, 4, MSG_DONTWAIT | MSG_NOSIGNAL);
+                break;
         }
         t = now_ns() - t;
+        if ((op == OP_PATH || op == OP_SEND) && n >= 0)
+                n = recv(path_sock[1], buf, sizeof(buf), MSG_DONTWAIT);     /* untimed: the record back out */
         return n < 0 ? -1 : (int64_t) t;
 }
 
@@ -72,9 +99,12 @@ static int measure(const char *name, int op, int fd, unsigned sleep_ms, unsigned
                         d[i] = (uint64_t) t;
                 }
                 qsort(d, n, sizeof(*d), cmp_u64);
-                printf("%-22s %-18s %8.1f %8.1f %8.1f\n", name,
+                unsigned slow = 0;
+                while (slow < n && d[n - 1 - slow] >= 50000)
+                        slow++;
+                printf("%-22s %-18s %8.1f %8.1f %8.1f %7.1f%%\n", name,
                        asleep ? "after a sleep" : "back to back",
-                       d[n / 2] / 1e3, d[n * 9 / 10] / 1e3, d[n * 99 / 100] / 1e3);
+                       d[n / 2] / 1e3, d[n * 9 / 10] / 1e3, d[n * 99 / 100] / 1e3, 100.0 * slow / n);
         }
         return 0;
 }
@@ -94,7 +124,7 @@ int main(int argc, char *argv[]) {
         if (!d)
                 return 1;
         printf("# %u reads per row, %u ms asleep before each of the second; µs\n", n, sleep_ms);
-        printf("%-22s %-18s %8s %8s %8s\n", "read", "when", "p50", "p90", "p99");
+        printf("%-22s %-18s %8s %8s %8s %8s\n", "read", "when", "p50", "p90", "p99", ">=50");
         for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
                 fd = open(files[i], O_RDONLY | O_CLOEXEC);
                 if (fd < 0) {
@@ -111,6 +141,13 @@ int main(int argc, char *argv[]) {
         if (fd >= 0)
                 close(fd);
         if (measure("getppid()", OP_SYSCALL, -1, sleep_ms, n, d) < 0)
+                r = 1;
+        path_eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        path_meminfo = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+        if (path_eventfd < 0 || path_meminfo < 0 ||
+            socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, path_sock) < 0 ||
+            measure("send() of a record", OP_SEND, -1, sleep_ms, n, d) < 0 ||
+            measure("eventfd+meminfo+send", OP_PATH, -1, sleep_ms, n, d) < 0)
                 r = 1;
         free(d);
         return r;
