@@ -3,7 +3,7 @@
  * What the reads of an OOM's decision cost, back to back and when the
  * reader wakes from a sleep, as the daemon does at a kernel event:
  *
- *   bench-reads [SLEEP_MS [N]]         (default 20 and 200)
+ *   bench-reads [SLEEP_MS [N [ROW]]]   (default 20 and 200, every row)
  *
  * Each of the files the daemon keeps open for the decision
  * (source-headroom.c: /proc/meminfo, /proc/pressure/memory) and the
@@ -20,8 +20,9 @@
  *   - the three calls of the MEDIUM that an OOM with memory left becomes
  *     on the system scope, in the daemon's order: the eventfd read, the
  *     pread() of /proc/meminfo and that send().
- * Per row p50/p90/p99 in µs,
- * and the share of the N that took 50 µs or more. Nothing but the real
+ * Per row p50/p90/p99 in µs, and the share of the N that took 50 µs or
+ * more. ROW runs only the rows whose name begins with it ("send" is the
+ * bare send(), which bench/bus-latency runs as the machine's floor). Nothing but the real
  * /proc is needed, and no privilege. Not a test: figures for
  * bench/README.md, to be read with the machine named (a virtual CPU that
  * sleeps is woken by its host).
@@ -86,7 +87,13 @@ static int64_t run_once(int op, int fd, unsigned sleep_ms) {
         return n < 0 ? -1 : (int64_t) t;
 }
 
+static const char *only_row;
+static unsigned rows_run;
+
 static int measure(const char *name, int op, int fd, unsigned sleep_ms, unsigned n, uint64_t *d) {
+        if (only_row && strncmp(name, only_row, strlen(only_row)) != 0)
+                return 0;
+        rows_run++;
         for (int asleep = 0; asleep <= 1; asleep++) {
                 for (unsigned i = 0; i < n; i++) {
                         int64_t t;
@@ -113,11 +120,12 @@ int main(int argc, char *argv[]) {
         static const char *const files[] = { "/proc/meminfo", "/proc/pressure/memory", "/proc/vmstat" };
         unsigned sleep_ms = argc > 1 ? (unsigned) strtoul(argv[1], NULL, 10) : 20;
         unsigned n = argc > 2 ? (unsigned) strtoul(argv[2], NULL, 10) : 200;
+        only_row = argc > 3 ? argv[3] : NULL;
         uint64_t *d;
         int fd, r = 0;
 
         if (n < 2 || n > 1000000) {
-                fprintf(stderr, "usage: %s [SLEEP_MS [N]], N from 2 to 1000000\n", argv[0]);
+                fprintf(stderr, "usage: %s [SLEEP_MS [N [ROW]]], N from 2 to 1000000\n", argv[0]);
                 return 2;
         }
         d = calloc(n, sizeof(*d));
@@ -149,6 +157,10 @@ int main(int argc, char *argv[]) {
             measure("send() of a record", OP_SEND, -1, sleep_ms, n, d) < 0 ||
             measure("eventfd+meminfo+send", OP_PATH, -1, sleep_ms, n, d) < 0)
                 r = 1;
+        if (only_row && rows_run == 0) {
+                fprintf(stderr, "%s: no row's name begins with '%s'\n", argv[0], only_row);
+                r = 2;
+        }
         free(d);
         return r;
 }
