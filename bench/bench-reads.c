@@ -15,17 +15,18 @@
  *     before the sleep);
  *   - one bare system call (getppid());
  *   - one 4-byte send() to a SOCK_SEQPACKET socket pair, the write of a
- *     record to a subscriber (struct vmpressure_event; nobody waits on the other end: the daemon's
- *     send() wakes its subscriber, which costs more);
+ *     record (struct vmpressure_event) to a subscriber; nobody waits on the
+ *     other end (the daemon's send() wakes its subscriber, which costs
+ *     more);
  *   - the three calls of the MEDIUM that an OOM with memory left becomes
  *     on the system scope, in the daemon's order: the eventfd read, the
  *     pread() of /proc/meminfo and that send().
  * Per row p50/p90/p99 in µs, and the share of the N that took 50 µs or
  * more. ROW runs only the rows whose name begins with it ("send" is the
- * bare send(), which bench/bus-latency runs as the machine's floor). Nothing but the real
- * /proc is needed, and no privilege. Not a test: figures for
- * bench/README.md, to be read with the machine named (a virtual CPU that
- * sleeps is woken by its host).
+ * bare send(), which bench/bus-latency runs as the machine's floor).
+ * Nothing but the real /proc is needed, and no privilege. Not a test:
+ * figures for bench/README.md, to be read with the machine named (a
+ * virtual CPU that sleeps is woken by its host).
  */
 #include <errno.h>
 #include <fcntl.h>
