@@ -20,17 +20,28 @@
  *     more);
  *   - the three calls of the MEDIUM that an OOM with memory left becomes
  *     on the system scope, in the daemon's order: the eventfd read, the
- *     pread() of /proc/meminfo and that send().
+ *     pread() of /proc/meminfo and that send();
+ *   - the same send() with a reader blocked in recv() on the other end (a
+ *     thread of this program), which it wakes as the daemon's send() wakes
+ *     a subscriber: the reader where the kernel puts it ("... any CPU"),
+ *     then the sender pinned to the first CPU and the reader to another
+ *     ("... other CPU": the wake-up of a sleeping CPU, an IPI, which on a
+ *     virtual machine goes through the host) and to the same CPU ("... same
+ *     CPU": no IPI; the reader then runs as soon as the sender sleeps).
  * Per row p50/p90/p99 in µs, and the share of the N that took 50 µs or
  * more. ROW runs only the rows whose name begins with it ("send" is the
- * bare send(), which bench/bus-latency runs as the machine's floor).
+ * bare send() and "wake-up send any" the one that wakes a reader, which
+ * bench/bus-latency runs as the machine's floor).
  * Nothing but the real /proc is needed, and no privilege. Not a test:
  * figures for bench/README.md, to be read with the machine named (a
  * virtual CPU that sleeps is woken by its host).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +53,13 @@
 
 #include "bench-clock.h"
 
-enum { OP_FILE, OP_EVENTFD, OP_SYSCALL, OP_SEND, OP_PATH };
+enum { OP_FILE, OP_EVENTFD, OP_SYSCALL, OP_SEND, OP_PATH, OP_WAKE };
 
 /* The descriptors of the MEDIUM's calls (OP_PATH). */
 static int path_eventfd = -1, path_meminfo = -1, path_sock[2] = { -1, -1 };
+/* The socket pair whose far end a reader thread blocks on (OP_WAKE). */
+static int wake_sock[2] = { -1, -1 };
+static unsigned wake_sent, wake_received;       /* records; the reader counts its own */
 
 /* One operation, timed; -1 when it failed. The eventfd is signalled
  * before the sleep, so the timed read is the first system call after it. */
@@ -74,6 +88,9 @@ static int64_t run_once(int op, int fd, unsigned sleep_ms) {
         case OP_SEND:
                 n = send(path_sock[0], buf, 4, MSG_DONTWAIT | MSG_NOSIGNAL);
                 break;
+        case OP_WAKE:
+                n = send(wake_sock[0], buf, 4, MSG_DONTWAIT | MSG_NOSIGNAL);
+                break;
         case OP_PATH:
                 n = read(path_eventfd, &counter, sizeof(counter));
                 if (n >= 0)
@@ -83,16 +100,58 @@ static int64_t run_once(int op, int fd, unsigned sleep_ms) {
                 break;
         }
         t = now_ns() - t;
+        if (op == OP_WAKE && n >= 0) {
+                /* Untimed: until the reader has it, so that the queue never
+                 * fills and the reader is back in recv() next time. */
+                wake_sent++;
+                while (__atomic_load_n(&wake_received, __ATOMIC_ACQUIRE) != wake_sent)
+                        (void) sched_yield();
+        }
         if ((op == OP_PATH || op == OP_SEND) && n >= 0)
                 n = recv(path_sock[1], buf, sizeof(buf), MSG_DONTWAIT);     /* untimed: the record back out */
         return n < 0 ? -1 : (int64_t) t;
 }
 
+/* The reader: blocks in recv() until the sender's record, again and
+ * again, counting them; pinned to *arg unless it is -1. Back to back
+ * it may not be asleep yet when the next record comes (then nothing is
+ * woken); after a sleep it always is. */
+static void *reader(void *arg) {
+        int cpu = *(int *) arg;
+        char buf[16];
+
+        if (cpu >= 0) {
+                cpu_set_t set;
+
+                CPU_ZERO(&set);
+                CPU_SET(cpu, &set);
+                (void) pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+        }
+        while (recv(wake_sock[1], buf, sizeof(buf), 0) > 0)
+                __atomic_add_fetch(&wake_received, 1, __ATOMIC_RELEASE);
+        return NULL;
+}
+
+/* This thread on cpu (-1: on every CPU it was allowed at start, *all). */
+static int pin_self(int cpu, const cpu_set_t *all) {
+        cpu_set_t set;
+
+        if (cpu < 0)
+                return sched_setaffinity(0, sizeof(*all), all);
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        return sched_setaffinity(0, sizeof(set), &set);
+}
+
 static const char *only_row;
 static unsigned rows_run;
 
+static bool row_wanted(const char *name) {
+        return !only_row || strncmp(name, only_row, strlen(only_row)) == 0;
+}
+
 static int measure(const char *name, int op, int fd, unsigned sleep_ms, unsigned n, uint64_t *d) {
-        if (only_row && strncmp(name, only_row, strlen(only_row)) != 0)
+        if (!row_wanted(name))
                 return 0;
         rows_run++;
         for (int asleep = 0; asleep <= 1; asleep++) {
@@ -115,6 +174,56 @@ static int measure(const char *name, int op, int fd, unsigned sleep_ms, unsigned
                        d[n / 2] / 1e3, d[n * 9 / 10] / 1e3, d[n * 99 / 100] / 1e3, 100.0 * slow / n);
         }
         return 0;
+}
+
+/* The send() that wakes a reader: where the kernel puts the reader, then
+ * on another CPU than the sender, then on the same one. */
+static int measure_wakeups(unsigned sleep_ms, unsigned n, uint64_t *d) {
+        static const struct {
+                const char *name;
+                int sender, reader;     /* CPU indexes into the allowed set; -1: not pinned */
+        } rows[] = {
+                { "wake-up send any CPU",   -1, -1 },
+                { "wake-up send other CPU",  0,  1 },
+                { "wake-up send same CPU",   0,  0 },
+        };
+        cpu_set_t all;
+        int cpus[2], ncpus = 0, r = 0;
+
+        if (sched_getaffinity(0, sizeof(all), &all) < 0)
+                return -1;
+        for (int c = 0; c < CPU_SETSIZE && ncpus < 2; c++)
+                if (CPU_ISSET(c, &all))
+                        cpus[ncpus++] = c;
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+                int reader_cpu = rows[i].reader < 0 ? -1 : cpus[rows[i].reader % ncpus];
+                pthread_t t;
+
+                if (!row_wanted(rows[i].name))
+                        continue;
+                if (rows[i].reader > 0 && ncpus < 2) {
+                        printf("%-22s unavailable: one CPU\n", rows[i].name);
+                        continue;
+                }
+                if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, wake_sock) < 0)
+                        return -1;
+                wake_sent = wake_received = 0;
+                if (pin_self(rows[i].sender < 0 ? -1 : cpus[rows[i].sender], &all) < 0 ||
+                    pthread_create(&t, NULL, reader, &reader_cpu) != 0) {
+                        r = -1;
+                        close(wake_sock[0]);
+                        close(wake_sock[1]);
+                        break;
+                }
+                if (measure(rows[i].name, OP_WAKE, -1, sleep_ms, n, d) < 0)
+                        r = -1;
+                (void) shutdown(wake_sock[0], SHUT_RDWR);       /* the reader's recv() returns 0 */
+                (void) pthread_join(t, NULL);
+                close(wake_sock[0]);
+                close(wake_sock[1]);
+        }
+        (void) pin_self(-1, &all);
+        return r;
 }
 
 int main(int argc, char *argv[]) {
@@ -157,6 +266,8 @@ int main(int argc, char *argv[]) {
             socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, path_sock) < 0 ||
             measure("send() of a record", OP_SEND, -1, sleep_ms, n, d) < 0 ||
             measure("eventfd+meminfo+send", OP_PATH, -1, sleep_ms, n, d) < 0)
+                r = 1;
+        if (measure_wakeups(sleep_ms, n, d) < 0)
                 r = 1;
         if (only_row && rows_run == 0) {
                 fprintf(stderr, "%s: no row's name begins with '%s'\n", argv[0], only_row);
