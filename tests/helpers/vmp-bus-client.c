@@ -8,12 +8,13 @@
  *   signal conn=I member=Low scope=-.slice index=0 recv_usec=T
  *   signal conn=I member=Normal scope=-.slice recv_usec=T
  *   lmm conn=I level=50 recv_usec=T              (LowMemoryWarning)
- *   record sub=I threshold=1024 pressure=1024 recv_usec=T
+ *   record sub=I threshold=1024 pressure=1024 recv_usec=T [queued_usec=Q]
  *   eof sub=I                                    (the daemon closed it)
  *   error what=… name=… message=…                (a Subscribe() that failed)
  *
  *   vmp-bus-client [--connections=N] [--subscribe=low|medium|oom|NUMBER[:COUNT]]...
  *                  [--stall] [--quiet-signals] [--no-signals] [--lmm] [--buffer]
+ *                  [--timestamps]
  *
  * --connections=N opens N bus connections, each with a match for the
  * Manager's signals. --subscribe calls Subscribe() COUNT times with that
@@ -21,7 +22,13 @@
  * never reads the subscriber descriptors (a client that hangs). --lmm also
  * matches org.freedesktop.LowMemoryMonitor's LowMemoryWarning. --buffer keeps
  * every line after "ready" in a 64 MiB buffer until exit, so that with many
- * subscribers writing to a slow reader never delays a receipt. Runs until
+ * subscribers writing to a slow reader never delays a receipt. --timestamps
+ * asks the kernel for each record's time stamp (SO_TIMESTAMPNS: taken in
+ * the daemon's send(), as the record is queued to this descriptor) and
+ * prints it as queued_usec, on CLOCK_MONOTONIC (the kernel's stamp is
+ * CLOCK_REALTIME: moved by the offset between the two clocks read at
+ * receipt); what comes after the daemon's write, its subscriber's
+ * wake-up and turn, is then not in it. Runs until
  * SIGTERM/SIGINT; exit status 0, 1 on errors, 2 on bad usage.
  */
 
@@ -37,6 +44,7 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <systemd/sd-bus.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,7 +65,7 @@ typedef struct Sub {
         int fd;
 } Sub;
 
-static bool arg_stall, arg_lmm, arg_quiet_signals, arg_no_signals, arg_buffer;
+static bool arg_stall, arg_lmm, arg_quiet_signals, arg_no_signals, arg_buffer, arg_timestamps;
 static unsigned arg_connections = 1;
 static struct {
         uint32_t threshold;
@@ -121,6 +129,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "quiet-signals", no_argument,       NULL, 'q' },
                 { "no-signals",    no_argument,       NULL, 'n' },
                 { "buffer",        no_argument,       NULL, 'b' },
+                { "timestamps",    no_argument,       NULL, 't' },
                 {}
         };
         int c;
@@ -153,6 +162,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case 'b':
                         arg_buffer = true;
                         break;
+                case 't':
+                        arg_timestamps = true;
+                        break;
                 default:
                         return -EINVAL;
                 }
@@ -184,15 +196,48 @@ static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
         return 0;
 }
 
+/* The kernel's time stamp of the record msg received (CLOCK_REALTIME),
+ * on CLOCK_MONOTONIC; 0 when it has none. */
+static uint64_t queued_usec(struct msghdr *msg) {
+        struct timespec real, mono, ts;
+
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
+                        continue;
+                memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+                clock_gettime(CLOCK_REALTIME, &real);
+                clock_gettime(CLOCK_MONOTONIC, &mono);
+                int64_t ago = ((int64_t) real.tv_sec - ts.tv_sec) * 1000000000 + (real.tv_nsec - ts.tv_nsec);
+                int64_t q = (int64_t) mono.tv_sec * 1000000000 + mono.tv_nsec - ago;
+
+                return q > 0 ? (uint64_t) q / 1000 : 0;
+        }
+        return 0;
+}
+
 /* One record; false when the subscriber is finished (EOF or error). */
 static bool read_record(Sub *s) {
         struct vmpressure_event ev;
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(struct timespec))];
+        } control;
+        struct iovec iov = { .iov_base = &ev, .iov_len = sizeof(ev) };
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+                              .msg_control = arg_timestamps ? control.buf : NULL,
+                              .msg_controllen = arg_timestamps ? sizeof(control.buf) : 0 };
         ssize_t n;
 
-        n = read(s->fd, &ev, sizeof(ev));
+        n = recvmsg(s->fd, &msg, 0);
         if (n == (ssize_t) sizeof(ev)) {
-                printf("record sub=%u threshold=%" PRIu32 " pressure=%" PRIu32 " recv_usec=%" PRIu64 "\n",
-                       s->idx, s->threshold, ev.pressure, now_usec());
+                uint64_t t = now_usec(), q = arg_timestamps ? queued_usec(&msg) : 0;
+
+                if (q > 0)
+                        printf("record sub=%u threshold=%" PRIu32 " pressure=%" PRIu32 " recv_usec=%" PRIu64
+                               " queued_usec=%" PRIu64 "\n", s->idx, s->threshold, ev.pressure, t, q);
+                else
+                        printf("record sub=%u threshold=%" PRIu32 " pressure=%" PRIu32 " recv_usec=%" PRIu64 "\n",
+                               s->idx, s->threshold, ev.pressure, t);
                 return true;
         }
         if (n < 0 && errno == EINTR)
@@ -247,6 +292,9 @@ static int subscribe_one(sd_bus *bus, Sub *s) {
                 if (s->fd < 0)
                         r = -errno;
         }
+        if (r >= 0 && arg_timestamps &&
+            setsockopt(s->fd, SOL_SOCKET, SO_TIMESTAMPNS, &(int) { 1 }, sizeof(int)) < 0)
+                r = -errno;
         sd_bus_message_unref(reply);
         return r < 0 ? r : 0;
 }
