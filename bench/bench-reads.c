@@ -37,10 +37,10 @@
  * virtual CPU that sleeps is woken by its host).
  */
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
