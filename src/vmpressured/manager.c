@@ -355,13 +355,19 @@ void manager_feed(Manager *m, Scope *s, const Sample *sample) {
                         s->stall_event_usec = MAX(sample->timestamp_usec, (usec_t) 1);
                         s->stall_event_stall_usec = sample->stalled_usec;
                 }
-                scope_arm_headroom(s, source_now_usec());
         }
         if (level_engine_feed(&s->engine, sample, &ev) > 0) {
                 (void) sd_event_now(m->event, CLOCK_MONOTONIC, &now);
                 /* sd_event_now() is the loop's wake-up time; the sample may be newer. */
                 scope_decide_announce(m, s, &ev, MAX(now, source_now_usec()));
         }
+        /* The kernel spoke: the headroom reads begin (at the next turn of
+         * the loop). Armed after the announcement, not before it: the timer's
+         * code is not on the way from the notification to the subscribers
+         * and the kill, and nothing of the decision waits for it (an OOM's
+         * own headroom read is scope_memory_left()'s). */
+        if (sample->kind != SAMPLE_HEADROOM)
+                scope_arm_headroom(s, source_now_usec());
         scope_set_busy(s, s->engine.current != LEVEL_NONE);
         scope_rearm(s);
 }
